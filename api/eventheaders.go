@@ -1,0 +1,50 @@
+package api
+
+// NATS header names on messages published to EventSubject. The payload of a
+// batch message is the engine's msgpack bytes, unchanged.
+const (
+	// EventKindHeader says what the message is: EventKindBatch or EventKindReset.
+	EventKindHeader = "Warmroute-Kind"
+	// EventEndpointHeader repeats the endpoint ("ip:port") in clear text.
+	EventEndpointHeader = "Warmroute-Endpoint"
+	// EventSeqHeader is the engine's sequence number in decimal. For a reset it
+	// is the first sequence number of the stream that follows the reset.
+	EventSeqHeader = "Warmroute-Seq"
+	// EventDPRankHeader is the engine's data-parallel rank in decimal; each
+	// rank has its own sequence space.
+	EventDPRankHeader = "Warmroute-Dp-Rank"
+	// EventRelayHeader identifies the relay instance that published the
+	// message, so routers can tell relays apart in logs and metrics.
+	EventRelayHeader = "Warmroute-Relay"
+	// EventResetReasonHeader is one of the ResetReason values on a reset.
+	EventResetReasonHeader = "Warmroute-Reset-Reason"
+)
+
+// Values of EventKindHeader.
+const (
+	// EventKindBatch carries one engine batch.
+	EventKindBatch = "batch"
+	// EventKindReset tells routers that the endpoint's cache state is unknown:
+	// they must clear it and resume from the sequence in EventSeqHeader.
+	EventKindReset = "reset"
+)
+
+// ResetReason says why a relay declared an endpoint reset. The set is closed
+// so it can be a metric label.
+type ResetReason string
+
+// Reset reasons.
+const (
+	// ResetGap: batches were lost and the engine's replay could not fill them.
+	ResetGap ResetReason = "gap"
+	// ResetRestart: the engine's sequence went backwards (the engine restarted).
+	ResetRestart ResetReason = "restart"
+	// ResetReconnect: the relay lost its connection to the engine and the
+	// first batch after reconnecting did not continue the sequence. Replay is
+	// not trusted across a reconnect because a restarted engine would serve
+	// its own, unrelated history for the requested range.
+	ResetReconnect ResetReason = "reconnect"
+	// ResetOverflow: the relay dropped batches from its bounded buffer while
+	// NATS was unreachable.
+	ResetOverflow ResetReason = "overflow"
+)

@@ -1,0 +1,123 @@
+// Package eventstest provides in-memory doubles for the events package's
+// consumer interfaces, for tests of events and of the code wired to it.
+package eventstest
+
+import (
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/events"
+)
+
+// Sink is an events.Sink that keeps the set of engine block hashes each
+// source holds, the way an index's confirmed half would, plus counts of
+// calls. It is safe for concurrent use; the zero value is ready.
+type Sink struct {
+	mu      sync.Mutex
+	blocks  map[events.Source]map[uint64]struct{}
+	Batches int // ApplyBatch calls
+	Clears  int // ClearSource calls
+}
+
+var _ events.Sink = (*Sink)(nil)
+
+// ApplyBatch applies stored, removed and cleared events to src's set.
+func (s *Sink) ApplyBatch(src events.Source, b *events.Batch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Batches++
+	set := s.set(src)
+	for _, ev := range b.Events {
+		switch ev.Kind {
+		case events.KindBlockStored:
+			for _, h := range ev.BlockHashes {
+				set[h] = struct{}{}
+			}
+		case events.KindBlockRemoved:
+			for _, h := range ev.BlockHashes {
+				delete(set, h)
+			}
+		case events.KindAllBlocksCleared:
+			clear(set)
+		}
+	}
+}
+
+// ClearSource forgets src's blocks.
+func (s *Sink) ClearSource(src events.Source) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Clears++
+	delete(s.blocks, src)
+}
+
+// Blocks returns src's block hashes in ascending order.
+func (s *Sink) Blocks(src events.Source) []uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.blocks[src]))
+}
+
+// Counts returns the ApplyBatch and ClearSource call counts.
+func (s *Sink) Counts() (batches, clears int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Batches, s.Clears
+}
+
+func (s *Sink) set(src events.Source) map[uint64]struct{} {
+	if s.blocks == nil {
+		s.blocks = map[events.Source]map[uint64]struct{}{}
+	}
+	set, ok := s.blocks[src]
+	if !ok {
+		set = map[uint64]struct{}{}
+		s.blocks[src] = set
+	}
+	return set
+}
+
+// Membership records SourceUp and SourceDown calls. It is safe for
+// concurrent use; the zero value is ready.
+type Membership struct {
+	mu  sync.Mutex
+	up  map[events.Source]bool
+	Log []string // "up <endpoint>" / "down <endpoint> <reason>"
+}
+
+var _ events.Membership = (*Membership)(nil)
+
+// SourceUp marks src as present.
+func (m *Membership) SourceUp(src events.Source, _ api.Heartbeat) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.up == nil {
+		m.up = map[events.Source]bool{}
+	}
+	m.up[src] = true
+	m.Log = append(m.Log, "up "+src.Endpoint)
+}
+
+// SourceDown marks src as gone.
+func (m *Membership) SourceDown(src events.Source, reason string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.up, src)
+	m.Log = append(m.Log, "down "+src.Endpoint+" "+reason)
+}
+
+// Up reports whether src is currently present.
+func (m *Membership) Up(src events.Source) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.up[src]
+}
+
+// Events returns a copy of the call log.
+func (m *Membership) Events() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.Log)
+}

@@ -1,0 +1,132 @@
+package events
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const (
+	metricsNamespace = "warmroute"
+	metricsSubsystem = "events"
+)
+
+// relayMetrics are the relay's counters. Label values come from closed sets
+// (results, reasons, outcomes), never from payloads.
+type relayMetrics struct {
+	batches       *prometheus.CounterVec // result: forwarded, replayed, duplicate, malformed_frame
+	decodeErrors  prometheus.Counter
+	gaps          *prometheus.CounterVec // outcome: replayed, unrecoverable
+	resets        *prometheus.CounterVec // reason
+	bufferDropped prometheus.Counter
+	buffered      prometheus.Gauge
+	publishErrors prometheus.Counter
+	forwardDelay  prometheus.Histogram
+	engineUp      prometheus.Gauge
+	reconnects    prometheus.Counter
+	heartbeats    *prometheus.CounterVec // result: sent, failed
+	scrapeErrors  prometheus.Counter
+}
+
+func newRelayMetrics(reg prometheus.Registerer) *relayMetrics {
+	m := &relayMetrics{
+		batches: counterVec(reg, "relay_batches_total",
+			"Engine batches seen by the relay, by result.", "result"),
+		decodeErrors: counter(reg, "relay_decode_errors_total",
+			"Engine payloads the relay could not decode (still forwarded unchanged)."),
+		gaps: counterVec(reg, "relay_gaps_total",
+			"Sequence gaps seen on the engine's event socket, by outcome.", "outcome"),
+		resets: counterVec(reg, "relay_resets_total",
+			"Endpoint resets published to routers, by reason.", "reason"),
+		bufferDropped: counter(reg, "relay_buffer_dropped_total",
+			"Messages dropped from the relay's bounded buffer while NATS was unreachable."),
+		buffered: gauge(reg, "relay_buffered_messages",
+			"Messages waiting in the relay's buffer for NATS."),
+		publishErrors: counter(reg, "relay_publish_errors_total",
+			"Failed NATS publish attempts (the message is retried)."),
+		forwardDelay: histogram(reg, "relay_forward_seconds",
+			"Time from receiving a batch on ZMQ to handing it to NATS."),
+		engineUp: gauge(reg, "relay_engine_connected",
+			"1 while the relay is connected to the engine's event socket."),
+		reconnects: counter(reg, "relay_engine_reconnects_total",
+			"Reconnections to the engine's event socket."),
+		heartbeats: counterVec(reg, "relay_heartbeats_total",
+			"Heartbeats published, by result.", "result"),
+		scrapeErrors: counter(reg, "relay_scrape_errors_total",
+			"Failed scrapes of the engine's /metrics."),
+	}
+	return m
+}
+
+// subscriberMetrics are the router side's counters.
+type subscriberMetrics struct {
+	messages      *prometheus.CounterVec // result: applied, duplicate, malformed, overflow, bad_header
+	blocks        *prometheus.CounterVec // kind: stored, removed
+	skippedEvents prometheus.Counter
+	gaps          prometheus.Counter
+	resets        *prometheus.CounterVec // reason
+	expired       prometheus.Counter
+	queued        prometheus.Gauge
+	lag           prometheus.Histogram
+}
+
+func newSubscriberMetrics(reg prometheus.Registerer) *subscriberMetrics {
+	m := &subscriberMetrics{
+		messages: counterVec(reg, "subscriber_messages_total",
+			"Event messages received from NATS, by result.", "result"),
+		blocks: counterVec(reg, "subscriber_blocks_total",
+			"Blocks applied to the index, by event kind.", "kind"),
+		skippedEvents: counter(reg, "subscriber_skipped_events_total",
+			"Events with an unknown tag that were skipped."),
+		gaps: counter(reg, "subscriber_gaps_total",
+			"Sequence gaps seen per endpoint across relays; each clears the endpoint."),
+		resets: counterVec(reg, "subscriber_resets_total",
+			"Endpoint clears, by reason (relay reasons plus gap, malformed, expired, leave).", "reason"),
+		expired: counter(reg, "subscriber_endpoints_expired_total",
+			"Endpoints removed because their heartbeats stopped."),
+		queued: gauge(reg, "subscriber_queued_messages",
+			"Messages waiting between the NATS handler and the apply loop."),
+		lag: histogram(reg, "subscriber_event_lag_seconds",
+			"Time from the engine's batch timestamp to applying it (includes clock skew)."),
+	}
+	return m
+}
+
+func counter(reg prometheus.Registerer, name, help string) prometheus.Counter {
+	return registered(reg, prometheus.NewCounter(prometheus.CounterOpts{Namespace: metricsNamespace,
+		Subsystem: metricsSubsystem, Name: name, Help: help}))
+}
+
+func counterVec(reg prometheus.Registerer, name, help string, labels ...string) *prometheus.CounterVec {
+	return registered(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace,
+		Subsystem: metricsSubsystem, Name: name, Help: help}, labels))
+}
+
+func gauge(reg prometheus.Registerer, name, help string) prometheus.Gauge {
+	return registered(reg, prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metricsNamespace,
+		Subsystem: metricsSubsystem, Name: name, Help: help}))
+}
+
+func histogram(reg prometheus.Registerer, name, help string) prometheus.Histogram {
+	return registered(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: metricsNamespace,
+		Subsystem: metricsSubsystem, Name: name, Help: help,
+		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18)})) // 50us .. ~6.5s
+}
+
+// registered registers c on reg and returns it. When an identical collector
+// is already registered (two relays or subscribers in one process share a
+// registry) it returns the existing one, so their counts add up. A nil reg
+// leaves c unregistered.
+func registered[T prometheus.Collector](reg prometheus.Registerer, c T) T {
+	if reg == nil {
+		return c
+	}
+	err := reg.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(T); ok {
+			return existing
+		}
+	}
+	return c
+}

@@ -1,0 +1,163 @@
+package events
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+
+	"github.com/warmroute/warmroute/api"
+)
+
+// zmqLog silences zmq4's own logger; the relay logs what matters itself.
+var zmqLog = log.New(io.Discard, "", 0)
+
+// engineLoop keeps a SUB socket to the engine open, reconnecting with backoff,
+// and handles every batch until ctx is done.
+func (r *Relay) engineLoop(ctx context.Context) {
+	var st seqTracker
+	var b Batch
+	bo := newBackoff(r.cfg.BackoffMin, r.cfg.BackoffMax)
+	hadConnection := false
+	for ctx.Err() == nil {
+		sock, err := r.openEvents(ctx)
+		if err != nil {
+			r.log.Warn("connecting to engine events socket", "err", err)
+			sleep(ctx, bo.next())
+			continue
+		}
+		if hadConnection {
+			r.metrics.reconnects.Inc()
+		}
+		r.setConnected(true)
+		err = r.receive(ctx, sock, &st, &b, hadConnection, &bo)
+		hadConnection = true
+		_ = sock.Close()
+		r.setConnected(false)
+		if ctx.Err() == nil {
+			r.log.Warn("engine events socket failed; reconnecting", "err", err)
+			sleep(ctx, bo.next())
+		}
+	}
+}
+
+func (r *Relay) setConnected(up bool) {
+	r.connected.Store(up)
+	if up {
+		r.metrics.engineUp.Set(1)
+	} else {
+		r.metrics.engineUp.Set(0)
+	}
+}
+
+func (r *Relay) openEvents(ctx context.Context) (zmq4.Socket, error) {
+	sock := zmq4.NewSub(ctx, zmq4.WithDialerMaxRetries(0), zmq4.WithLogger(zmqLog))
+	var err error
+	if r.cfg.ListenEvents {
+		err = sock.Listen(r.cfg.EventsEndpoint)
+	} else {
+		err = sock.Dial(r.cfg.EventsEndpoint)
+	}
+	if err == nil {
+		err = sock.SetOption(zmq4.OptionSubscribe, r.cfg.Topic)
+	}
+	if err != nil {
+		_ = sock.Close()
+		return nil, fmt.Errorf("opening engine events socket %s: %w", r.cfg.EventsEndpoint, err)
+	}
+	return sock, nil
+}
+
+// receive handles batches until the socket fails. After a reconnect the
+// first batch must continue the sequence exactly (see api.ResetReconnect).
+func (r *Relay) receive(ctx context.Context, sock zmq4.Socket, st *seqTracker, b *Batch, reconnected bool, bo *backoff) error {
+	for {
+		msg, err := sock.Recv()
+		if err != nil {
+			return fmt.Errorf("receiving engine batch: %w", err)
+		}
+		bo.reset()
+		now := time.Now()
+		if len(msg.Frames) != 3 || len(msg.Frames[1]) != 8 {
+			r.metrics.batches.WithLabelValues("malformed_frame").Inc()
+			r.log.Warn("engine message is not [topic, 8-byte seq, payload]", "frames", len(msg.Frames))
+			continue
+		}
+		seq := binary.BigEndian.Uint64(msg.Frames[1])
+		if reconnected && st.started && st.classify(seq) != verdictNext {
+			r.reset(st, api.ResetReconnect, seq)
+		}
+		reconnected = false
+		r.handleLive(ctx, st, b, seq, msg.Frames[2], now)
+	}
+}
+
+func (r *Relay) handleLive(ctx context.Context, st *seqTracker, b *Batch, seq uint64, payload []byte, now time.Time) {
+	switch st.classify(seq) {
+	case verdictDuplicate:
+		r.metrics.batches.WithLabelValues("duplicate").Inc()
+		return
+	case verdictBackwards:
+		r.log.Warn("engine sequence went backwards; publishing endpoint reset", "seq", seq, "last", st.last)
+		r.reset(st, api.ResetRestart, seq)
+	case verdictGap:
+		r.fillGap(ctx, st, b, seq)
+		if st.classify(seq) == verdictDuplicate {
+			r.metrics.batches.WithLabelValues("duplicate").Inc()
+			return
+		}
+	}
+	r.forward(st, b, seq, payload, now, "forwarded")
+}
+
+// forward queues one batch for NATS and records it as the stream's last.
+func (r *Relay) forward(st *seqTracker, b *Batch, seq uint64, payload []byte, now time.Time, result string) {
+	st.accept(seq)
+	r.lastSeq.Store(seq)
+	r.haveSeq.Store(true)
+	// The payload is forwarded unchanged either way; decoding here only
+	// surfaces engine/relay format mismatches in the relay's own metrics.
+	if err := DecodeBatch(payload, b); err != nil {
+		r.metrics.decodeErrors.Inc()
+		r.log.Debug("engine payload does not decode", "seq", seq, "err", err)
+	}
+	r.metrics.batches.WithLabelValues(result).Inc()
+	r.out.push(outboxItem{msg: r.batchMsg(seq, payload), seq: seq, batch: true, received: now})
+}
+
+// reset queues an endpoint reset; the stream resumes at seq.
+func (r *Relay) reset(st *seqTracker, reason api.ResetReason, seq uint64) {
+	*st = seqTracker{}
+	r.metrics.resets.WithLabelValues(string(reason)).Inc()
+	r.out.push(outboxItem{msg: r.resetMsg(reason, seq), seq: seq})
+}
+
+// fillGap asks the engine's replay socket for everything from the next
+// expected sequence on. Anything it cannot recover becomes a reset.
+func (r *Relay) fillGap(ctx context.Context, st *seqTracker, b *Batch, liveSeq uint64) {
+	from := st.next()
+	if r.cfg.ReplayEndpoint == "" {
+		r.metrics.gaps.WithLabelValues("unrecoverable").Inc()
+		r.reset(st, api.ResetGap, liveSeq)
+		return
+	}
+	filled, err := r.replayInto(ctx, st, b, from)
+	if err != nil {
+		r.log.Warn("replaying missed engine batches", "from", from, "err", err)
+	}
+	switch st.classify(liveSeq) {
+	case verdictDuplicate, verdictNext: // the replay reached the live batch
+	default:
+		r.reset(st, api.ResetGap, liveSeq)
+		filled = false
+	}
+	if filled {
+		r.metrics.gaps.WithLabelValues("replayed").Inc()
+	} else {
+		r.metrics.gaps.WithLabelValues("unrecoverable").Inc()
+	}
+}

@@ -1,0 +1,33 @@
+package events
+
+import "github.com/warmroute/warmroute/api"
+
+// Source identifies one engine event stream: an endpoint's data-parallel rank
+// serving a model. Each Source has its own sequence space.
+type Source struct {
+	Model    string
+	Endpoint string // "ip:port"
+	DPRank   int
+}
+
+// Sink is what the subscriber feeds: the index. It is declared here, by its
+// consumer's supplier, so events does not import index; cmd wires the two.
+//
+// The subscriber calls a Sink from a single goroutine, in order per Source,
+// and expects each call to return quickly (no I/O). b and its slices are only
+// valid during the call.
+type Sink interface {
+	// ApplyBatch applies one engine batch, in sequence order.
+	ApplyBatch(src Source, b *Batch)
+	// ClearSource forgets every block learnt from src: its engine restarted,
+	// lost events, or left.
+	ClearSource(src Source)
+}
+
+// Membership is told when a stream appears (first heartbeat) and disappears
+// (heartbeats stopped or the relay left). It is called from the same
+// goroutine as the Sink and must return quickly.
+type Membership interface {
+	SourceUp(src Source, h api.Heartbeat)
+	SourceDown(src Source, reason string)
+}

@@ -1,0 +1,156 @@
+package index
+
+import "sync/atomic"
+
+// holderID names one (endpoint, data-parallel rank): the interned endpoint id
+// in the high 24 bits and the rank in the low 8, so Lookup gets the endpoint
+// of an entry without a table lookup.
+type holderID uint32
+
+func makeHolder(endpoint uint32, rank int) holderID { return holderID(endpoint<<8 | uint32(rank)) }
+
+func (h holderID) endpoint() uint32 { return uint32(h) >> 8 }
+
+// entry is one holder's confirmed copies of one key, 16 bytes. A key's
+// entries form a singly linked list whose head entry also carries the key's
+// recency stamp, so a key costs nothing beyond its map slot.
+type entry struct {
+	holder holderID
+	next   uint32 // 1-based; 0 ends the list (or the free list)
+	refs   refs
+	used   uint32 // recency tick; accessed atomically (Lookup writes it under a read lock)
+}
+
+// chunkBits sizes the entry slab's chunks (4096 entries, 64 KiB). A chunked
+// slab never copies on growth, so no write holds a shard lock for a large
+// copy, and it wastes at most one chunk instead of append's up-to-half.
+const chunkBits = 12
+
+// core is the single-threaded confirmed-block table of one shard: a map from
+// key to the head of its entry list, plus a chunked entry slab with a free
+// list, so steady-state updates allocate nothing. It is not safe for
+// concurrent use; shard wraps it with a lock.
+type core struct {
+	keys      map[Key]uint32 // key -> 1-based head entry
+	chunks    [][]entry
+	size      uint32 // entries ever allocated
+	freeEntry uint32 // 1-based head of the free entry list
+	nEntries  int
+	spec      specTable
+	evictFn   func(holderID) // told about each entry lost to eviction
+}
+
+func newCore(evictFn func(holderID)) core {
+	return core{keys: map[Key]uint32{}, spec: newSpecTable(), evictFn: evictFn}
+}
+
+// at returns the entry with 1-based index i.
+func (c *core) at(i uint32) *entry {
+	return &c.chunks[(i-1)>>chunkBits][(i-1)&(1<<chunkBits-1)]
+}
+
+// find returns the 1-based index of h's entry in the list starting at head,
+// and the entry before it (0 when first), or 0 when h holds no copy.
+func (c *core) find(head uint32, h holderID) (at, prev uint32) {
+	for i := head; i != 0; i = c.at(i).next {
+		if c.at(i).holder == h {
+			return i, prev
+		}
+		prev = i
+	}
+	return 0, 0
+}
+
+// add records one more copy of key on medium m for h and stamps the key as
+// used. It reports whether the holder's entry is new.
+func (c *core) add(key Key, h holderID, m Medium, tick uint32) bool {
+	head := c.keys[key]
+	at, _ := c.find(head, h)
+	created := at == 0
+	if created {
+		at = c.newEntry(entry{holder: h, next: head})
+		c.keys[key] = at
+		c.nEntries++
+		head = at
+	}
+	c.at(at).refs.add(m)
+	touch(c.at(head), tick)
+	return created
+}
+
+func touch(e *entry, tick uint32) {
+	if atomic.LoadUint32(&e.used) != tick {
+		atomic.StoreUint32(&e.used, tick)
+	}
+}
+
+// remove drops one copy of key on m for h. found is false when h held no copy
+// on m; gone is true when h's entry ended.
+func (c *core) remove(key Key, h holderID, m Medium) (found, gone bool) {
+	at, prev := c.find(c.keys[key], h)
+	if at == 0 || !c.at(at).refs.remove(m) {
+		return false, false
+	}
+	if c.at(at).refs.total() > 0 {
+		return true, false
+	}
+	c.unlink(key, at, prev)
+	return true, true
+}
+
+// drop removes h's entry for key whatever its counts; it reports whether there
+// was one.
+func (c *core) drop(key Key, h holderID) bool {
+	at, prev := c.find(c.keys[key], h)
+	if at == 0 {
+		return false
+	}
+	c.unlink(key, at, prev)
+	return true
+}
+
+// holds reports whether h has a confirmed copy of key.
+func (c *core) holds(key Key, h holderID) bool {
+	at, _ := c.find(c.keys[key], h)
+	return at != 0
+}
+
+// holdsEndpoint reports whether any rank of endpoint ep has a confirmed copy.
+func (c *core) holdsEndpoint(key Key, ep uint32) bool {
+	for i := c.keys[key]; i != 0; i = c.at(i).next {
+		if c.at(i).holder.endpoint() == ep {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *core) unlink(key Key, at, prev uint32) {
+	e := c.at(at)
+	switch {
+	case prev != 0:
+		c.at(prev).next = e.next
+	case e.next == 0:
+		delete(c.keys, key)
+	default:
+		c.keys[key] = e.next
+		touch(c.at(e.next), atomic.LoadUint32(&e.used)) // the new head keeps the key's stamp
+	}
+	*e = entry{next: c.freeEntry}
+	c.freeEntry = at
+	c.nEntries--
+}
+
+func (c *core) newEntry(e entry) uint32 {
+	if at := c.freeEntry; at != 0 {
+		c.freeEntry = c.at(at).next
+		*c.at(at) = e
+		return at
+	}
+	if c.size&(1<<chunkBits-1) == 0 {
+		c.chunks = append(c.chunks, make([]entry, 1<<chunkBits))
+	}
+	c.size++
+	*c.at(c.size) = e
+	return c.size
+}

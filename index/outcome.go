@@ -1,0 +1,69 @@
+package index
+
+import "time"
+
+// DecisionID names the routing decision that created speculative entries, so a
+// later confirmation can be traced back to it. The router assigns it; zero is a
+// valid id.
+type DecisionID uint64
+
+// OutcomeKind is how a speculative entry ended.
+type OutcomeKind uint8
+
+// Outcome kinds. Every speculative entry ends in exactly one of them.
+const (
+	// Confirmed: a Store for the endpoint arrived before the entry expired.
+	Confirmed OutcomeKind = iota
+	// ConfirmedLate: the Store arrived after expiry but within Options.Grace,
+	// meaning the TTL was shorter than the real event path.
+	ConfirmedLate
+	// Stale: the entry expired and no Store arrived within the grace window
+	// (a failed prediction, a lost event or a key disagreement).
+	Stale
+	// Dropped: the entry was removed before it could end otherwise, because
+	// its endpoint was cleared or its key evicted under the memory bound.
+	Dropped
+)
+
+// String names the kind for logs and metric labels (a bounded set).
+func (k OutcomeKind) String() string {
+	switch k {
+	case Confirmed:
+		return "confirmed"
+	case ConfirmedLate:
+		return "confirmed_late"
+	case Stale:
+		return "stale"
+	}
+	return "dropped"
+}
+
+// Outcome reports how the speculative entries of one decision on one endpoint
+// ended during one index call. A decision's blocks may end over several calls
+// (chunked prefill stores a long prompt over several engine steps), so one
+// decision can produce several outcomes.
+type Outcome struct {
+	Kind     OutcomeKind
+	Endpoint string
+	Decision DecisionID
+	// Blocks is how many of the decision's entries ended this way in the call.
+	Blocks int
+	// Latency is the time from the decision (the Speculate call) to this end:
+	// the route-to-confirmation latency for Confirmed and ConfirmedLate.
+	Latency time.Duration
+}
+
+// Observer receives outcomes. Observe is called on the goroutine that made the
+// index call, after every index lock is released; it must not block, because
+// that goroutine is usually the event consumer. An implementation that needs
+// to do slow work should hand outcomes to a buffered channel and count what it
+// drops.
+type Observer interface {
+	Observe(Outcome)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Outcome)
+
+// Observe calls f(o).
+func (f ObserverFunc) Observe(o Outcome) { f(o) }

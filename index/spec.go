@@ -1,0 +1,161 @@
+package index
+
+import "time"
+
+// spec is one speculative entry: endpoint ep is predicted to hold a key since
+// decision d was made at time at, until expires (Unix nanoseconds).
+type spec struct {
+	endpoint uint32
+	next     uint32 // 1-based; 0 ends the list (or the free list)
+	decision DecisionID
+	at       int64
+	expires  int64
+}
+
+// expiryRef queues one entry's expiry. An entry whose expiry was extended is
+// queued again; the stale reference is recognised by its old time and skipped.
+type expiryRef struct {
+	key      Key
+	endpoint uint32
+	expires  int64
+}
+
+// specTable is the single-threaded speculative half of a shard. Entries live
+// only until expiry (plus grace), so the table stays small: about decisions
+// per second times blocks per prompt times TTL.
+type specTable struct {
+	heads map[Key]uint32
+	specs []spec
+	free  uint32
+	n     int
+	queue []expiryRef
+	qhead int
+}
+
+func newSpecTable() specTable { return specTable{heads: map[Key]uint32{}} }
+
+func (t *specTable) find(key Key, ep uint32) (at, prev uint32) {
+	for i := t.heads[key]; i != 0; i = t.specs[i-1].next {
+		if t.specs[i-1].endpoint == ep {
+			return i, prev
+		}
+		prev = i
+	}
+	return 0, 0
+}
+
+// insert predicts key on ep. A live prediction from an earlier decision is
+// kept (that decision's request is the one expected to store the block) and
+// only its expiry is extended. It reports whether an entry was created.
+func (t *specTable) insert(key Key, ep uint32, d DecisionID, now, expires int64) bool {
+	if at, _ := t.find(key, ep); at != 0 {
+		s := &t.specs[at-1]
+		if expires > s.expires {
+			s.expires = expires
+			t.queue = append(t.queue, expiryRef{key, ep, expires})
+		}
+		return false
+	}
+	s := spec{endpoint: ep, next: t.heads[key], decision: d, at: now, expires: expires}
+	if at := t.free; at != 0 {
+		t.free = t.specs[at-1].next
+		t.specs[at-1] = s
+		t.heads[key] = at
+	} else {
+		t.specs = append(t.specs, s)
+		t.heads[key] = uint32(len(t.specs))
+	}
+	t.n++
+	t.queue = append(t.queue, expiryRef{key, ep, expires})
+	return true
+}
+
+// confirm ends ep's prediction of key, if any, as Confirmed or ConfirmedLate.
+func (t *specTable) confirm(key Key, ep uint32, now int64, out *pending) {
+	if t.n == 0 {
+		return // no map probe in a shard without predictions
+	}
+	at, prev := t.find(key, ep)
+	if at == 0 {
+		return
+	}
+	kind := Confirmed
+	if now >= t.specs[at-1].expires {
+		kind = ConfirmedLate
+	}
+	t.end(key, at, prev, kind, now, out)
+}
+
+// expire ends, as Stale, every entry whose expiry plus grace has passed.
+func (t *specTable) expire(now, grace int64, out *pending) {
+	for t.qhead < len(t.queue) && t.queue[t.qhead].expires+grace <= now {
+		r := t.queue[t.qhead]
+		t.qhead++
+		if at, prev := t.find(r.key, r.endpoint); at != 0 && t.specs[at-1].expires == r.expires {
+			t.end(r.key, at, prev, Stale, now, out)
+		}
+	}
+	if t.qhead > 1024 && t.qhead*2 > len(t.queue) {
+		t.queue = append(t.queue[:0], t.queue[t.qhead:]...)
+		t.qhead = 0
+	}
+}
+
+// dropKey ends every prediction of key as Dropped.
+func (t *specTable) dropKey(key Key, now int64, out *pending) {
+	for t.heads[key] != 0 {
+		t.end(key, t.heads[key], 0, Dropped, now, out)
+	}
+}
+
+// dropEndpoint ends every prediction for ep as Dropped. It scans the table,
+// which is fine for a rare reset and keeps every entry 32 bytes.
+func (t *specTable) dropEndpoint(ep uint32, now int64, out *pending) {
+	for key := range t.heads {
+		if at, prev := t.find(key, ep); at != 0 {
+			t.end(key, at, prev, Dropped, now, out)
+		}
+	}
+}
+
+func (t *specTable) end(key Key, at, prev uint32, kind OutcomeKind, now int64, out *pending) {
+	s := t.specs[at-1]
+	out.add(kind, s.endpoint, s.decision, time.Duration(now-s.at))
+	if prev == 0 {
+		if s.next == 0 {
+			delete(t.heads, key)
+		} else {
+			t.heads[key] = s.next
+		}
+	} else {
+		t.specs[prev-1].next = s.next
+	}
+	t.specs[at-1] = spec{next: t.free}
+	t.free = at
+	t.n--
+}
+
+// pending collects outcomes under a shard lock so they can be reported after
+// every lock is released. Outcomes of one decision on one endpoint in one call
+// are merged.
+type pending []pendingOutcome
+
+type pendingOutcome struct {
+	kind     OutcomeKind
+	endpoint uint32
+	decision DecisionID
+	blocks   int
+	latency  time.Duration
+}
+
+func (p *pending) add(kind OutcomeKind, ep uint32, d DecisionID, latency time.Duration) {
+	for i := range *p {
+		o := &(*p)[i]
+		if o.kind == kind && o.endpoint == ep && o.decision == d {
+			o.blocks++
+			o.latency = max(o.latency, latency)
+			return
+		}
+	}
+	*p = append(*p, pendingOutcome{kind, ep, d, 1, latency})
+}

@@ -1,0 +1,138 @@
+package tokenizer
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// bpe is a byte-pair-encoding model. For byte-level models the vocabulary is
+// keyed by raw bytes (the byte-to-unicode mapping is undone once at load
+// time), so encoding never materialises the mapped string.
+type bpe struct {
+	vocab        map[string]uint32
+	merges       map[uint64]uint64 // pair(a,b) -> rank<<32 | merged id
+	byteLevel    bool
+	byteIDs      [256]uint32 // byte-level: id of each single byte
+	byteOK       [256]bool
+	fallback     [256]uint32 // byte_fallback: id of <0xXX>
+	byteFallback bool
+	ignoreMerges bool
+	unk          uint32
+	hasUnk       bool
+	fuseUnk      bool
+}
+
+func pairKey(a, b uint32) uint64 { return uint64(a)<<32 | uint64(b) }
+
+// appendWord appends the ids of one pre-token to dst.
+func (m *bpe) appendWord(dst []uint32, word string, scratch *bpeScratch) ([]uint32, error) {
+	if m.ignoreMerges {
+		if id, ok := m.vocab[word]; ok {
+			return append(dst, id), nil
+		}
+	}
+	syms := scratch.syms[:0]
+	var err error
+	if m.byteLevel {
+		syms, err = m.byteSymbols(syms, word)
+	} else {
+		syms, err = m.charSymbols(syms, word)
+	}
+	if err != nil {
+		return dst, err
+	}
+	if len(syms) > 1 {
+		if len(syms) <= naiveMergeLimit {
+			syms = m.mergeNaive(syms)
+		} else {
+			syms = m.mergeHeap(syms, scratch)
+		}
+	}
+	scratch.syms = syms
+	return append(dst, syms...), nil
+}
+
+func (m *bpe) byteSymbols(syms []uint32, word string) ([]uint32, error) {
+	for i := 0; i < len(word); i++ {
+		b := word[i]
+		if !m.byteOK[b] {
+			return syms, fmt.Errorf("encoding byte 0x%02x: %w", b, ErrUnknownToken)
+		}
+		syms = append(syms, m.byteIDs[b])
+	}
+	return syms, nil
+}
+
+// charSymbols starts a SentencePiece-style word from its characters, using
+// <0xXX> byte tokens for characters outside the vocabulary when the model
+// has byte fallback, and the (optionally fused) unknown token otherwise.
+func (m *bpe) charSymbols(syms []uint32, word string) ([]uint32, error) {
+	unkPending := false
+	for i := 0; i < len(word); {
+		_, n := utf8.DecodeRuneInString(word[i:])
+		ch := word[i : i+n]
+		i += n
+		if id, ok := m.vocab[ch]; ok {
+			if unkPending {
+				syms, unkPending = append(syms, m.unk), false
+			}
+			syms = append(syms, id)
+			continue
+		}
+		if m.byteFallback && m.hasAllFallback(ch) {
+			for k := 0; k < len(ch); k++ {
+				syms = append(syms, m.fallback[ch[k]])
+			}
+			continue
+		}
+		if !m.hasUnk {
+			return syms, fmt.Errorf("encoding %q: %w", ch, ErrUnknownToken)
+		}
+		if unkPending && !m.fuseUnk {
+			syms = append(syms, m.unk)
+		}
+		unkPending = true
+	}
+	if unkPending {
+		syms = append(syms, m.unk)
+	}
+	return syms, nil
+}
+
+func (m *bpe) hasAllFallback(ch string) bool {
+	for k := 0; k < len(ch); k++ {
+		if m.fallback[ch[k]] == noToken {
+			return false
+		}
+	}
+	return true
+}
+
+// noToken marks a missing entry in the fixed byte tables.
+const noToken = ^uint32(0)
+
+// naiveMergeLimit is the word length up to which repeated linear scans beat
+// a heap. Both orders apply the lowest-ranked pair first, leftmost among
+// equals, so they produce identical output.
+const naiveMergeLimit = 48
+
+func (m *bpe) mergeNaive(syms []uint32) []uint32 {
+	for len(syms) > 1 {
+		best, bestRank, bestID := -1, uint32(0), uint32(0)
+		for i := 0; i+1 < len(syms); i++ {
+			v, ok := m.merges[pairKey(syms[i], syms[i+1])]
+			if !ok {
+				continue
+			}
+			if r := uint32(v >> 32); best < 0 || r < bestRank {
+				best, bestRank, bestID = i, r, uint32(v)
+			}
+		}
+		if best < 0 {
+			break
+		}
+		syms[best] = bestID
+		syms = append(syms[:best+1], syms[best+2:]...)
+	}
+	return syms
+}

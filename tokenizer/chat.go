@@ -1,0 +1,146 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/ardanlabs/jinja"
+)
+
+// ChatRequest is the part of an OpenAI chat request that a chat template
+// reads. Fields hold raw JSON so object key order survives into the
+// template, as it does in Python.
+type ChatRequest struct {
+	// Messages is the JSON array of messages.
+	Messages json.RawMessage
+	// Tools is the JSON array of tool definitions, or empty for none.
+	Tools json.RawMessage
+	// Kwargs is the JSON object of chat_template_kwargs (such as
+	// {"enable_thinking": false}), or empty.
+	Kwargs json.RawMessage
+	// AddGenerationPrompt appends the assistant turn header.
+	AddGenerationPrompt bool
+}
+
+// ChatTemplate renders one model's chat template the way transformers
+// does. It is safe for concurrent use; the zero value is not usable.
+type ChatTemplate struct {
+	tmpl   *jinja.Template
+	tokens map[string]string
+	now    func() time.Time
+}
+
+// ChatOption configures a ChatTemplate.
+type ChatOption func(*ChatTemplate)
+
+// WithClock sets the time strftime_now reports, for reproducible output.
+func WithClock(now func() time.Time) ChatOption {
+	return func(c *ChatTemplate) { c.now = now }
+}
+
+// NewChatTemplate compiles a template. bos and eos are exposed to it as
+// bos_token and eos_token (empty means absent).
+func NewChatTemplate(src, bos, eos string, opts ...ChatOption) (*ChatTemplate, error) {
+	t, err := jinja.Compile(src)
+	if err != nil {
+		return nil, fmt.Errorf("compiling chat template: %w: %w", ErrTemplate, err)
+	}
+	c := &ChatTemplate{tmpl: t, tokens: map[string]string{}, now: time.Now}
+	if bos != "" {
+		c.tokens["bos_token"] = bos
+	}
+	if eos != "" {
+		c.tokens["eos_token"] = eos
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// ChatTemplate compiles the default template from tokenizer_config.json.
+func (t *Tokenizer) ChatTemplate(opts ...ChatOption) (*ChatTemplate, error) {
+	if t.config.ChatTemplate == "" {
+		return nil, fmt.Errorf("loading chat template: none in tokenizer_config.json: %w", ErrTemplate)
+	}
+	return NewChatTemplate(t.config.ChatTemplate, t.config.BOSToken, t.config.EOSToken, opts...)
+}
+
+// Render returns the prompt text for a chat request.
+func (c *ChatTemplate) Render(req ChatRequest) (string, error) {
+	data, err := c.context(req)
+	if err != nil {
+		return "", err
+	}
+	out, err := c.tmpl.RenderValues(data)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrTemplate, err)
+	}
+	return out, nil
+}
+
+// context builds the variables transformers passes: messages, tools,
+// documents, add_generation_prompt, the special tokens, then the kwargs.
+func (c *ChatTemplate) context(req ChatRequest) (map[string]jinja.Value, error) {
+	msgs, err := jsonToValue(req.Messages)
+	if err != nil {
+		return nil, err
+	}
+	if !msgs.IsList() {
+		return nil, fmt.Errorf("decoding messages: not a list: %w", ErrMalformed)
+	}
+	data := map[string]jinja.Value{
+		"messages":              msgs,
+		"tools":                 jinja.None(),
+		"documents":             jinja.None(),
+		"add_generation_prompt": jinja.NewBool(req.AddGenerationPrompt),
+		"strftime_now":          jinja.NewCallable("strftime_now", c.strftime),
+	}
+	if !isNull(req.Tools) {
+		if data["tools"], err = jsonToValue(req.Tools); err != nil {
+			return nil, err
+		}
+	}
+	for k, v := range c.tokens {
+		data[k] = jinja.NewString(v)
+	}
+	return data, c.addKwargs(data, req.Kwargs)
+}
+
+func (c *ChatTemplate) addKwargs(data map[string]jinja.Value, raw json.RawMessage) error {
+	if isNull(raw) {
+		return nil
+	}
+	kw, err := jsonToValue(raw)
+	if err != nil {
+		return err
+	}
+	if !kw.IsDict() {
+		return fmt.Errorf("decoding chat_template_kwargs: not an object: %w", ErrMalformed)
+	}
+	d := kw.AsDict()
+	for _, k := range d.OrderedKeys() {
+		data[k], _ = d.Get(k)
+	}
+	return nil
+}
+
+// strftime formats the injectable clock with Python strftime directives.
+func (c *ChatTemplate) strftime(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+	format := "%Y-%m-%d"
+	if len(args) > 0 && args[0].IsString() {
+		format = args[0].AsString()
+	}
+	return jinja.NewString(pyStrftime(c.now(), format)), nil
+}
+
+// EncodeChat renders a chat request and encodes it without adding special
+// tokens, as vLLM does for chat prompts (the template writes them).
+func (t *Tokenizer) EncodeChat(c *ChatTemplate, req ChatRequest) ([]uint32, error) {
+	text, err := c.Render(req)
+	if err != nil {
+		return nil, err
+	}
+	return t.Encode(text, false)
+}

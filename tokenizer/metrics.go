@@ -1,0 +1,25 @@
+package tokenizer
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the package's Prometheus collectors. Labels are bounded:
+// "mode" is "prompt" or "chat", "result" is "agree", "disagree" or "error".
+type Metrics struct {
+	driftChecks *prometheus.CounterVec
+}
+
+// NewMetrics creates the collectors and registers them on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		driftChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "warmroute",
+			Subsystem: "tokenizer",
+			Name:      "drift_checks_total",
+			Help:      "Sampled requests encoded both locally and by the engine's /tokenize, by outcome. Any disagree means the local tokenizer does not match the engine.",
+		}, []string{"mode", "result"}),
+	}
+	if err := reg.Register(m.driftChecks); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

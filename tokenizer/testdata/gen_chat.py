@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Regenerates testdata/chat_golden.json: chat templates from the families'
+tokenizer_config.json rendered by Python jinja2 the way transformers does
+(ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, loopcontrols,
+tojson without ASCII escaping or key sorting, raise_exception, strftime_now
+fixed to 2025-03-07 so output is deterministic).
+
+Usage (from the repository root, after the tokenizer files are cached):
+    pip install 'jinja2==3.1.6'
+    python3 tokenizer/testdata/gen_chat.py
+"""
+import json
+import os
+from datetime import datetime
+
+import jinja2
+from jinja2.ext import loopcontrols
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CACHE = os.path.join(HERE, "..", "..", ".cache", "tokenizers")
+FAMILIES = ["llama3", "qwen3", "gemma3", "deepseek_v3"]
+NOW = datetime(2025, 3, 7, 12, 30, 0)
+
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Get the weather for a city — «quoted» ü",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string", "description": "City name"},
+            "unit": {"type": "string", "enum": ["c", "f"]}},
+            "required": ["city"]}}},
+    {"type": "function", "function": {
+        "name": "search", "description": "Search the web",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}, "k": {"type": "integer"}}}}},
+]
+
+CALL = {"id": "call_1", "type": "function",
+        "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}
+
+CASES = {
+    "single_user": {"messages": [{"role": "user", "content": "Hello! How are you?"}]},
+    "system_user": {"messages": [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "What is 2+2?"}]},
+    "multi_turn": {"messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi there"},
+        {"role": "assistant", "content": "Hello! How can I help?"},
+        {"role": "user", "content": "Tell me a joke about caches.\n\nMake it short."}]},
+    "no_generation_prompt": {"add_generation_prompt": False, "messages": [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello."}]},
+    "unicode_whitespace": {"messages": [
+        {"role": "user", "content": "  padded\tcontent with 中文, emoji 👍🏽 and \u00a0nbsp  \n"}]},
+    "thinking_history": {"messages": [
+        {"role": "user", "content": "Q1"},
+        {"role": "assistant", "content": "<think>\nreasoning here\n</think>\n\nA1"},
+        {"role": "user", "content": "Q2"}]},
+    "enable_thinking_false": {"chat_template_kwargs": {"enable_thinking": False},
+                              "messages": [{"role": "user", "content": "Quick answer please"}]},
+    "tools": {"tools": TOOLS, "messages": [
+        {"role": "system", "content": "You can call tools."},
+        {"role": "user", "content": "Weather in Paris?"}]},
+    "tool_call_roundtrip": {"tools": TOOLS, "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": None, "tool_calls": [CALL]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "{\"temp\": 21}"},
+        {"role": "user", "content": "Thanks!"}]},
+    "content_parts": {"messages": [
+        {"role": "user", "content": [{"type": "text", "text": "Describe this."},
+                                     {"type": "text", "text": " Please."}]}]},
+    "roles_not_alternating": {"messages": [
+        {"role": "user", "content": "one"}, {"role": "user", "content": "two"}]},
+}
+
+
+def raise_exception(message):
+    raise jinja2.exceptions.TemplateError(message)
+
+
+def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+def environment():
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: NOW.strftime(fmt)
+    return env
+
+
+def special_tokens(cfg):
+    out = {}
+    for k in ["bos_token", "eos_token", "unk_token", "pad_token"]:
+        v = cfg.get(k)
+        if isinstance(v, dict):
+            v = v.get("content")
+        if v is not None:
+            out[k] = v
+    return out
+
+
+def render(tmpl, cfg, case):
+    kwargs = dict(special_tokens(cfg))
+    kwargs.update(case.get("chat_template_kwargs", {}))
+    return tmpl.render(messages=case["messages"], tools=case.get("tools"), documents=None,
+                       add_generation_prompt=case.get("add_generation_prompt", True), **kwargs)
+
+
+def main():
+    env = environment()
+    out = {"jinja2_version": jinja2.__version__, "cases": [], "families": {}}
+    for name, case in CASES.items():
+        out["cases"].append({"name": name, "request": json.dumps(case, ensure_ascii=False)})
+    for fam in FAMILIES:
+        cfg = json.load(open(os.path.join(CACHE, fam, "tokenizer_config.json"), encoding="utf-8"))
+        tmpl = env.from_string(cfg["chat_template"])
+        results = {}
+        for name, case in CASES.items():
+            try:
+                results[name] = {"text": render(tmpl, cfg, case)}
+            except Exception as e:  # the Go side must fail too
+                results[name] = {"error": f"{type(e).__name__}: {e}"}
+        out["families"][fam] = results
+    with open(os.path.join(HERE, "chat_golden.json"), "w", encoding="utf-8") as f:
+        json.dump(out, f, ensure_ascii=False, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"unicode/utf8"
+)
+
+// Tokenizer encodes text to token ids exactly as the Hugging Face
+// tokenizers library does for the same tokenizer.json.
+//
+// A Tokenizer is immutable after loading and safe for concurrent use. The
+// zero value is not usable; construct one with Load or LoadDir.
+type Tokenizer struct {
+	raw    *addedMatcher // added tokens matched on the original text
+	normd  *addedMatcher // added tokens matched on normalized text
+	norm   normalizer
+	pre    preTokenizer
+	model  *bpe
+	post   specials
+	dec    []decodeStep
+	decErr error
+	names  []string
+	added  map[uint32]addedToken
+	config Config
+	states sync.Pool
+}
+
+// encodeState holds the buffers one Encode call needs.
+type encodeState struct {
+	segs, nsegs []segment
+	spans       []span
+	scratch     bpeScratch
+}
+
+type fileJSON struct {
+	AddedTokens   []addedToken    `json:"added_tokens"`
+	Normalizer    json.RawMessage `json:"normalizer"`
+	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
+	PostProcessor json.RawMessage `json:"post_processor"`
+	Decoder       json.RawMessage `json:"decoder"`
+	Model         json.RawMessage `json:"model"`
+}
+
+// LoadDir loads tokenizer.json and, when present, tokenizer_config.json
+// from dir: the same files the model server loads.
+func LoadDir(dir string) (*Tokenizer, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		return nil, fmt.Errorf("reading tokenizer.json: %w", err)
+	}
+	t, err := Load(data)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s: %w", dir, err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
+	if err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("reading tokenizer_config.json: %w", err)
+	}
+	if err == nil {
+		if t.config, err = parseConfig(cfg); err != nil {
+			return nil, fmt.Errorf("loading %s: %w", dir, err)
+		}
+	}
+	return t, nil
+}
+
+// Load builds a Tokenizer from the contents of a tokenizer.json file. It
+// fails with ErrUnsupported for any component it cannot reproduce exactly.
+func Load(tokenizerJSON []byte) (*Tokenizer, error) {
+	var f fileJSON
+	if err := json.Unmarshal(tokenizerJSON, &f); err != nil {
+		return nil, fmt.Errorf("decoding tokenizer.json: %w: %w", ErrMalformed, err)
+	}
+	t := &Tokenizer{added: map[uint32]addedToken{}}
+	var err error
+	if t.norm, err = buildNormalizer(f.Normalizer); err != nil {
+		return nil, err
+	}
+	pre, byteLevel, err := buildPreTokenizer(f.PreTokenizer)
+	if err != nil {
+		return nil, err
+	}
+	t.pre = pre
+	if t.model, t.names, err = buildBPE(f.Model, byteLevel); err != nil {
+		return nil, err
+	}
+	if t.post, err = buildPostProcessor(f.PostProcessor); err != nil {
+		return nil, err
+	}
+	t.dec, t.decErr = buildDecoder(f.Decoder)
+	t.setAdded(f.AddedTokens)
+	t.states.New = func() any { return &encodeState{} }
+	return t, nil
+}
+
+// setAdded builds the two added-token matchers. Tokens flagged normalized
+// are matched against normalized text, so their content is normalized too.
+func (t *Tokenizer) setAdded(tokens []addedToken) {
+	var raw, normd []addedToken
+	for _, a := range tokens {
+		t.added[a.ID] = a
+		if a.Normalized {
+			if t.norm != nil {
+				a.Content = t.norm.normalize(a.Content)
+			}
+			normd = append(normd, a)
+		} else {
+			raw = append(raw, a)
+		}
+	}
+	t.raw, t.normd = newAddedMatcher(raw), newAddedMatcher(normd)
+}
+
+// Config returns the settings read from tokenizer_config.json.
+func (t *Tokenizer) Config() Config { return t.config }
+
+// VocabSize is the number of ids, including added tokens.
+func (t *Tokenizer) VocabSize() int {
+	n := len(t.names)
+	for id := range t.added {
+		n = max(n, int(id)+1)
+	}
+	return n
+}
+
+// Encode returns the ids of text. addSpecial applies the post-processor's
+// special tokens (BOS/EOS), as add_special_tokens does in the reference.
+// Added and special tokens written in the text are always recognised.
+func (t *Tokenizer) Encode(text string, addSpecial bool) ([]uint32, error) {
+	return t.AppendEncode(nil, text, addSpecial)
+}
+
+// AppendEncode is Encode appending to dst, to let callers reuse buffers.
+func (t *Tokenizer) AppendEncode(dst []uint32, text string, addSpecial bool) ([]uint32, error) {
+	if !utf8.ValidString(text) {
+		return dst, fmt.Errorf("encoding text: %w", ErrInvalidUTF8)
+	}
+	if addSpecial {
+		dst = append(dst, t.post.prefix...)
+	}
+	st := t.states.Get().(*encodeState)
+	defer t.states.Put(st)
+	var err error
+	st.segs = t.raw.split(text, st.segs[:0])
+	for _, sg := range st.segs {
+		if sg.isToken {
+			dst = append(dst, sg.id)
+			continue
+		}
+		if dst, err = t.encodeText(dst, text[sg.start:sg.end], st); err != nil {
+			return dst, err
+		}
+	}
+	if addSpecial {
+		dst = append(dst, t.post.suffix...)
+	}
+	return dst, nil
+}
+
+// encodeText normalizes one stretch of text between added tokens, then
+// looks for normalized added tokens inside it.
+func (t *Tokenizer) encodeText(dst []uint32, s string, st *encodeState) ([]uint32, error) {
+	if t.norm != nil {
+		s = t.norm.normalize(s)
+	}
+	st.nsegs = t.normd.split(s, st.nsegs[:0])
+	var err error
+	for _, sg := range st.nsegs {
+		if sg.isToken {
+			dst = append(dst, sg.id)
+			continue
+		}
+		if dst, err = t.encodePiece(dst, s[sg.start:sg.end], st); err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
+
+// encodePiece pre-tokenizes normalized text and runs the model per word.
+func (t *Tokenizer) encodePiece(dst []uint32, s string, st *encodeState) ([]uint32, error) {
+	st.spans = append(st.spans[:0], span{0, len(s)})
+	if t.pre != nil {
+		st.spans = t.pre.split(s, st.spans, nil)
+	}
+	var err error
+	for _, sp := range st.spans {
+		if sp.end <= sp.start {
+			continue
+		}
+		if dst, err = t.model.appendWord(dst, s[sp.start:sp.end], &st.scratch); err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
