@@ -1,0 +1,22 @@
+# syntax=docker/dockerfile:1
+# One image for the router (serve), the event relay sidecar (relay) and the
+# model-server simulator (sim): the entrypoint is the warmroute binary.
+
+FROM golang:1.27-bookworm AS build
+# The module needs Go 1.27; pin the exact toolchain the project tests with.
+ENV GOTOOLCHAIN=go1.27.3 CGO_ENABLED=0 GOFLAGS=-trimpath
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+COPY . .
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    go build -ldflags="-s -w" -o /out/warmroute ./cmd/warmroute
+
+# Static binary on distroless: no shell, no package manager, uid 65532.
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/warmroute /usr/local/bin/warmroute
+USER 65532:65532
+# 9002 ext_proc gRPC, 9090 admin HTTP (metrics, health).
+EXPOSE 9002 9090
+ENTRYPOINT ["/usr/local/bin/warmroute"]
+CMD ["serve"]

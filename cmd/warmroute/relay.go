@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/warmroute/warmroute/events"
+)
+
+func init() {
+	register("relay", subcommand{
+		summary: "forward one engine's KV events from ZMQ to NATS (sidecar)",
+		run:     runRelay,
+	})
+}
+
+func relayFlags(stderr io.Writer) (*flag.FlagSet, *events.RelayConfig, *events.ConnectOptions, *string) {
+	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c events.RelayConfig
+	var n events.ConnectOptions
+	fs.StringVar(&c.EventsEndpoint, "zmq", "tcp://127.0.0.1:5557", "engine's ZMQ PUB endpoint")
+	fs.BoolVar(&c.ListenEvents, "zmq-listen", false, "bind the ZMQ endpoint (when the engine connects)")
+	fs.StringVar(&c.ReplayEndpoint, "replay", "", "engine's ZMQ replay ROUTER endpoint (empty: gaps reset)")
+	fs.StringVar(&c.Topic, "topic", "", "ZMQ topic prefix to subscribe to")
+	fs.StringVar(&c.Model, "model", "", "model name served by the engine (required)")
+	fs.StringVar(&c.Endpoint, "endpoint", "", "engine's HTTP ip:port as routed to (required)")
+	fs.IntVar(&c.DPRank, "dp-rank", 0, "engine data-parallel rank of this stream")
+	fs.IntVar(&c.BlockSize, "block-size", 0, "engine KV block size, reported in heartbeats")
+	fs.StringVar(&c.MetricsURL, "engine-metrics", "", "engine /metrics URL to scrape load gauges from")
+	fs.DurationVar(&c.HeartbeatInterval, "heartbeat", events.DefaultHeartbeatInterval, "heartbeat interval")
+	fs.IntVar(&c.BufferSize, "buffer", events.DefaultRelayBuffer, "messages buffered while NATS is away")
+	fs.StringVar(&n.URL, "nats", "nats://127.0.0.1:4222", "NATS URL(s), comma-separated")
+	fs.StringVar(&n.CredsFile, "nats-creds", "", "NATS credentials file")
+	fs.StringVar(&n.NKeySeedFile, "nats-nkey", "", "NATS NKey seed file")
+	fs.StringVar(&n.CAFile, "nats-ca", "", "NATS TLS CA file")
+	fs.StringVar(&n.CertFile, "nats-cert", "", "NATS TLS client certificate")
+	fs.StringVar(&n.KeyFile, "nats-key", "", "NATS TLS client key")
+	admin := fs.String("admin", ":9091", "admin HTTP address for /metrics (empty: off)")
+	return fs, &c, &n, admin
+}
+
+func runRelay(ctx context.Context, args []string, stderr io.Writer) error {
+	fs, cfg, natsOpts, admin := relayFlags(stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	natsOpts.Name = "warmroute-relay " + cfg.Endpoint
+	nc, err := natsOpts.Connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	reg := prometheus.NewRegistry()
+	relay, err := events.NewRelay(*cfg, nc, reg, log)
+	if err != nil {
+		return err
+	}
+	if *admin != "" {
+		stop, err := serveMetrics(*admin, reg)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	log.Info("relay started", "zmq", cfg.EventsEndpoint, "model", cfg.Model, "endpoint", cfg.Endpoint)
+	return relay.Run(ctx)
+}
+
+// serveMetrics serves /metrics on addr until the returned stop is called.
+func serveMetrics(addr string, reg *prometheus.Registry) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on admin address: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Warn("admin server stopped", "err", err)
+		}
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}, nil
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/extproc"
+	"github.com/warmroute/warmroute/scorer"
+)
+
+func init() {
+	register("serve", subcommand{
+		summary: "run the ext_proc router (gRPC for Envoy, admin HTTP for metrics and health)",
+		run:     runServe,
+	})
+}
+
+func runServe(ctx context.Context, args []string, stderr io.Writer) error {
+	cfg, level, err := parseServeConfig(args, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, level)
+	if err != nil {
+		return err
+	}
+	r, err := newRouter(cfg, log)
+	if err != nil {
+		return err
+	}
+	return r.run(ctx)
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// router is the wiring of `warmroute serve`: the ext_proc gRPC server with its
+// health service, and the admin HTTP server.
+type router struct {
+	cfg    api.ServeConfig
+	log    *slog.Logger
+	grpc   *grpc.Server
+	health *health.Server
+	admin  *http.Server
+	ready  atomic.Bool
+}
+
+func newRouter(cfg api.ServeConfig, log *slog.Logger) (*router, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	load := &scorer.Load{}
+	reg.MustRegister(scorer.NewLoadCollector(load))
+	picker := scorer.New(scorer.NewPools(cfg.Pools, cfg.DefaultPool), load, scorer.Options{Fallbacks: cfg.Fallbacks})
+	proc, err := extproc.New(picker, extproc.Options{
+		MaxBodyBytes:          cfg.MaxBodyBytes,
+		DisableDecisionHeader: cfg.DisableDecisionHeader,
+	}, reg, log)
+	if err != nil {
+		return nil, fmt.Errorf("creating ext_proc server: %w", err)
+	}
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxGRPCMessageBytes), grpc.MaxSendMsgSize(cfg.MaxGRPCMessageBytes)}
+	tlsCfg, err := serverTLS(cfg.TLS)
+	if err != nil {
+		return nil, err
+	}
+	if tlsCfg != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+	}
+	r := &router{cfg: cfg, log: log, grpc: grpc.NewServer(opts...), health: health.NewServer()}
+	extprocv3.RegisterExternalProcessorServer(r.grpc, proc)
+	healthpb.RegisterHealthServer(r.grpc, r.health)
+	r.admin = &http.Server{Handler: r.adminMux(reg), ReadHeaderTimeout: 5 * time.Second}
+	return r, nil
+}
+
+const extProcService = "envoy.service.ext_proc.v3.ExternalProcessor"
+
+func (r *router) adminMux(reg *prometheus.Registry) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !r.ready.Load() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ready\n")
+	})
+	return mux
+}
+
+// run serves until ctx ends, then drains: health turns NOT_SERVING and
+// /readyz fails first, so Envoy and Kubernetes stop sending new streams, then
+// open streams get up to ShutdownGrace to finish.
+func (r *router) run(ctx context.Context) error {
+	grpcLn, err := net.Listen("tcp", r.cfg.GRPCAddr)
+	if err != nil {
+		return fmt.Errorf("listening for ext_proc: %w", err)
+	}
+	adminLn, err := net.Listen("tcp", r.cfg.AdminAddr)
+	if err != nil {
+		grpcLn.Close()
+		return fmt.Errorf("listening for admin: %w", err)
+	}
+	return r.serve(ctx, grpcLn, adminLn)
+}
+
+// serve runs both servers on the given listeners until ctx ends or one fails.
+func (r *router) serve(ctx context.Context, grpcLn, adminLn net.Listener) error {
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	wg.Go(func() { errc <- r.grpc.Serve(grpcLn) })
+	wg.Go(func() { errc <- r.admin.Serve(adminLn) })
+	r.setServing(true)
+	r.log.Info("warmroute serving", "grpc", grpcLn.Addr().String(), "admin", adminLn.Addr().String(),
+		"tls", r.cfg.TLS.Enabled(), "pools", len(r.cfg.Pools))
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		runErr = fmt.Errorf("server stopped: %w", err)
+	}
+	r.shutdown()
+	wg.Wait() // both Serve calls return once stopped; no goroutine outlives run
+	return runErr
+}
+
+func (r *router) setServing(on bool) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if on {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	r.health.SetServingStatus("", st)
+	r.health.SetServingStatus(extProcService, st)
+	r.ready.Store(on)
+}
+
+func (r *router) shutdown() {
+	r.setServing(false)
+	grace := r.cfg.ShutdownGrace.D()
+	r.log.Info("draining ext_proc streams", "grace", grace)
+	done := make(chan struct{})
+	go func() { r.grpc.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		r.log.Warn("grace period over; closing remaining streams")
+		r.grpc.Stop()
+		<-done
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	r.admin.Shutdown(ctx)
+	r.log.Info("warmroute stopped")
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/warmroute/warmroute/api"
+)
+
+// startRouter runs a router on loopback listeners and returns its addresses
+// and a stop function that waits for it to finish.
+func startRouter(t *testing.T, cfg api.ServeConfig) (grpcAddr, adminAddr string, stop func() error) {
+	t.Helper()
+	cfg.ShutdownGrace = api.Duration(2 * time.Second)
+	r, err := newRouter(cfg.WithDefaults(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	al, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.serve(ctx, gl, al) }()
+	stopped := false
+	stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-done
+	}
+	t.Cleanup(func() { stop() })
+	return gl.Addr().String(), al.Addr().String(), stop
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestRouterAdminAndHealth(t *testing.T) {
+	grpcAddr, adminAddr, stop := startRouter(t, api.ServeConfig{Pools: []api.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}})
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if code, _ := httpGet(t, "http://"+adminAddr+path); code != http.StatusOK {
+			t.Errorf("%s = %d, want 200", path, code)
+		}
+	}
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	hc := healthpb.NewHealthClient(conn)
+	for _, svc := range []string{"", extProcService} {
+		resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{Service: svc})
+		if err != nil || resp.Status != healthpb.HealthCheckResponse_SERVING {
+			t.Errorf("health %q = %v, %v; want SERVING", svc, resp, err)
+		}
+	}
+	dest := routeHeaderOnly(t, conn)
+	if dest != "10.0.0.1:8000" {
+		t.Errorf("destination = %q, want 10.0.0.1:8000", dest)
+	}
+	_, metrics := httpGet(t, "http://"+adminAddr+"/metrics")
+	for _, name := range []string{"warmroute_extproc_requests_total", "warmroute_extproc_decision_duration_seconds", "warmroute_scorer_inflight_requests"} {
+		if !strings.Contains(metrics, name) {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if _, err := http.Get("http://" + adminAddr + "/healthz"); err == nil {
+		t.Error("admin still answers after shutdown")
+	}
+}
+
+func TestRouterSelfSignedTLS(t *testing.T) {
+	grpcAddr, _, _ := startRouter(t, api.ServeConfig{
+		TLS:   api.TLSConfig{SelfSigned: true},
+		Pools: []api.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}},
+	})
+	creds := credentials.NewTLS(&tls.Config{InsecureSkipVerify: true}) // self-signed by design
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if dest := routeHeaderOnly(t, conn); dest != "10.0.0.1:8000" {
+		t.Errorf("destination over TLS = %q", dest)
+	}
+	plain, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := healthpb.NewHealthClient(plain).Check(ctx, &healthpb.HealthCheckRequest{}); err == nil {
+		t.Error("plaintext client reached a TLS listener")
+	}
+}
+
+func TestRouterDrainsOpenStreams(t *testing.T) {
+	grpcAddr, adminAddr, stop := startRouter(t, api.ServeConfig{Pools: []api.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}})
+	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stream, err := extprocv3.NewExternalProcessorClient(conn).Process(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(headersRequest(true)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	// While the stream is open the router must keep running but report not ready.
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if code, _ := httpGet(t, "http://"+adminAddr+"/readyz"); code == http.StatusServiceUnavailable {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case err := <-stopped:
+		t.Fatalf("router stopped (%v) while a stream was open", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	stream.CloseSend()
+	for {
+		if _, err := stream.Recv(); err != nil {
+			break
+		}
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+func headersRequest(endOfStream bool) *extprocv3.ProcessingRequest {
+	return &extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{
+		RequestHeaders: &extprocv3.HttpHeaders{
+			EndOfStream: endOfStream,
+			Headers: &corev3.HeaderMap{Headers: []*corev3.HeaderValue{
+				{Key: ":method", RawValue: []byte("GET")},
+				{Key: ":path", RawValue: []byte("/v1/models")},
+			}},
+		},
+	}}
+}
+
+// routeHeaderOnly sends a header-only request and returns the destination
+// header the router set.
+func routeHeaderOnly(t *testing.T, conn *grpc.ClientConn) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	stream, err := extprocv3.NewExternalProcessorClient(conn).Process(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(headersRequest(true)); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream.CloseSend()
+	for _, h := range resp.GetRequestHeaders().GetResponse().GetHeaderMutation().GetSetHeaders() {
+		if h.GetHeader().GetKey() == api.DestinationHeader {
+			return string(h.GetHeader().GetRawValue()) + h.GetHeader().GetValue()
+		}
+	}
+	t.Fatalf("no destination header in %v", resp)
+	return ""
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"math/big"
+	"net"
+	"time"
+
+	"github.com/warmroute/warmroute/api"
+)
+
+// serverTLS returns the gRPC listener's TLS configuration, or nil when TLS is off.
+func serverTLS(c api.TLSConfig) (*tls.Config, error) {
+	if !c.Enabled() {
+		return nil, nil
+	}
+	var cert tls.Certificate
+	var err error
+	if c.CertFile != "" {
+		cert, err = tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+	} else {
+		cert, err = selfSignedCert(time.Now())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading TLS certificate: %w", err)
+	}
+	// h2 is required by gRPC; Envoy negotiates it through ALPN.
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2"}}, nil
+}
+
+// selfSignedCert makes a development certificate for localhost, valid for a
+// year. Envoy accepts it when its upstream TLS context has no validation context.
+func selfSignedCert(now time.Time) (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("generating key: %w", err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("generating serial: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: "warmroute self-signed"},
+		NotBefore:    now.Add(-time.Minute),
+		NotAfter:     now.Add(365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost", "warmroute"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("signing certificate: %w", err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}

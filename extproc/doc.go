@@ -1,0 +1,41 @@
+// Package extproc is warmroute's Envoy external-processing (ext_proc) gRPC
+// service: it reads each LLM request Envoy streams to it, parses the OpenAI
+// body, asks a Picker for an endpoint and tells Envoy where to send the
+// request, answering bad input with an OpenAI-style error.
+//
+// # Protocol
+//
+// One gRPC stream carries one HTTP request and its response. The request body
+// mode is read from the protocol_config of the stream's first message (or
+// Options.DefaultBodyMode):
+//
+//   - BUFFERED: request headers are answered with CONTINUE; the body response
+//     carries the destination header mutation and clear_route_cache.
+//   - FULL_DUPLEX_STREAMED: the headers response is held until the body is
+//     complete (end_of_stream, or request trailers); then the headers response
+//     carries the destination and Content-Length, followed by the body in
+//     StreamedBodyResponse chunks of at most 62,000 bytes. Envoy requires the
+//     request trailer mode SEND in this body mode.
+//   - header-only requests, NONE, STREAMED: routed on load alone in the
+//     headers response.
+//
+// The destination is the header x-gateway-destination-endpoint (the chosen
+// endpoint, then fallbacks, comma-separated) and the same value in dynamic
+// metadata envoy.lb. The routing Decision is committed when that answer is
+// sent and released when the response ends, the stream breaks or the client
+// goes away. Release happens at the latest when Envoy closes the stream, so
+// Envoy must send response headers (and, to count until the last byte, the
+// response body) for the load accounting to cover the whole response.
+//
+// # Concurrency
+//
+// A Server is safe for concurrent use; every stream is handled by its own
+// Process call. Within a stream, one goroutine receives messages and the
+// Process goroutine owns all per-stream state and sends every answer.
+//
+// # Ownership
+//
+// Process owns its receive goroutine, which ends when Recv fails; gRPC makes
+// it fail once Process returns. Body bytes received from Envoy are referenced,
+// not copied, by the answers that echo them.
+package extproc

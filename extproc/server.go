@@ -1,0 +1,193 @@
+package extproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	filterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/status"
+
+	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/scorer"
+)
+
+// Picker chooses the endpoint for a parsed request. *scorer.Scorer implements
+// it. The returned Decision is committed by the Server once Envoy has been told
+// the destination and released when the request ends.
+type Picker interface {
+	Pick(ctx context.Context, req *scorer.Request) (*scorer.Decision, error)
+}
+
+var _ Picker = (*scorer.Scorer)(nil)
+
+// BodyMode is the request and response body mode assumed when Envoy does not
+// announce its own: recent Envoys send protocol_config on a stream's first
+// message, older ones do not.
+type BodyMode int
+
+// Body modes. The zero value is BodyModeBuffered.
+const (
+	BodyModeBuffered BodyMode = iota
+	BodyModeFullDuplexStreamed
+	BodyModeNone
+)
+
+var bodyModeNames = map[BodyMode]string{
+	BodyModeBuffered:           "buffered",
+	BodyModeFullDuplexStreamed: "full_duplex_streamed",
+	BodyModeNone:               "none",
+}
+
+func (m BodyMode) String() string {
+	if s, ok := bodyModeNames[m]; ok {
+		return s
+	}
+	return fmt.Sprintf("BodyMode(%d)", int(m))
+}
+
+// ParseBodyMode reads a body mode name as written by BodyMode.String.
+func ParseBodyMode(s string) (BodyMode, error) {
+	for m, name := range bodyModeNames {
+		if name == s {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("parsing body mode %q: want buffered, full_duplex_streamed or none", s)
+}
+
+func (m BodyMode) envoy() filterv3.ProcessingMode_BodySendMode {
+	switch m {
+	case BodyModeFullDuplexStreamed:
+		return filterv3.ProcessingMode_FULL_DUPLEX_STREAMED
+	case BodyModeNone:
+		return filterv3.ProcessingMode_NONE
+	default:
+		return filterv3.ProcessingMode_BUFFERED
+	}
+}
+
+// Options configures a Server. The zero value is valid: every zero field
+// means its default.
+type Options struct {
+	// MaxBodyBytes is the largest request body accepted; larger ones get 413.
+	// Default api.DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// DefaultBodyMode applies to both directions when Envoy does not send
+	// protocol_config. Default BodyModeBuffered.
+	DefaultBodyMode BodyMode
+	// DisableDecisionHeader stops the x-warmroute-decision request and
+	// response headers.
+	DisableDecisionHeader bool
+}
+
+// Validate reports every problem in o, joined, or nil.
+func (o Options) Validate() error {
+	var errs []error
+	if o.MaxBodyBytes < 0 {
+		errs = append(errs, fmt.Errorf("max body bytes must not be negative, got %d", o.MaxBodyBytes))
+	}
+	if _, ok := bodyModeNames[o.DefaultBodyMode]; !ok {
+		errs = append(errs, fmt.Errorf("unknown default body mode %d", int(o.DefaultBodyMode)))
+	}
+	return errors.Join(errs...)
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = api.DefaultMaxBodyBytes
+	}
+	return o
+}
+
+// Server implements envoy.service.ext_proc.v3.ExternalProcessor: it routes
+// each request Envoy sends it and keeps the chosen endpoint's load accounting
+// until the response ends. Safe for concurrent use; build it with New (the
+// zero value is not usable).
+type Server struct {
+	extprocv3.UnimplementedExternalProcessorServer
+
+	picker  Picker
+	opts    Options
+	metrics *metrics
+	log     *slog.Logger
+}
+
+// New returns a Server that routes with p. Metrics are registered on reg
+// (none when reg is nil); log may be nil to discard logs.
+func New(p Picker, opts Options, reg prometheus.Registerer, log *slog.Logger) (*Server, error) {
+	if p == nil {
+		return nil, errors.New("creating ext_proc server: picker is nil")
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("creating ext_proc server: %w", err)
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("creating ext_proc server: %w", err)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{picker: p, opts: opts.withDefaults(), metrics: m, log: log}, nil
+}
+
+// received is one result of Recv.
+type received struct {
+	req *extprocv3.ProcessingRequest
+	err error
+}
+
+// Process serves one ext_proc stream, that is one HTTP request and its
+// response. One goroutine receives; this one handles messages in order, so
+// all per-stream state is owned by a single goroutine.
+func (s *Server) Process(srv extprocv3.ExternalProcessor_ProcessServer) error {
+	ctx := srv.Context()
+	s.metrics.streamsActive.Inc()
+	defer s.metrics.streamsActive.Dec()
+	st := newStream(ctx, s)
+	// Releasing on every return covers a broken stream and a cancelled client.
+	defer st.release()
+
+	done := make(chan struct{})
+	defer close(done)
+	msgs := make(chan received, 1)
+	go receive(srv, msgs, done)
+	for {
+		select {
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case m := <-msgs:
+			if errors.Is(m.err, io.EOF) {
+				return nil
+			}
+			if m.err != nil {
+				return m.err
+			}
+			if finished, err := st.step(srv, m.req); finished || err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// receive feeds out until Recv fails. gRPC makes Recv fail once Process has
+// returned (the stream's context is cancelled), and done keeps the send from
+// blocking after that, so the goroutine always ends with its stream.
+func receive(srv extprocv3.ExternalProcessor_ProcessServer, out chan<- received, done <-chan struct{}) {
+	for {
+		req, err := srv.Recv()
+		select {
+		case out <- received{req, err}:
+		case <-done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}

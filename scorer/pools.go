@@ -1,0 +1,86 @@
+package scorer
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/warmroute/warmroute/api"
+)
+
+// Pools maps model names and aliases to pools of endpoints. Endpoints can be
+// replaced at run time (discovery); readers get an immutable snapshot.
+// Safe for concurrent use; build it with NewPools.
+type Pools struct {
+	mu          sync.RWMutex
+	byModel     map[string]*pool
+	byName      map[string]*pool
+	defaultPool *pool
+	// implicit is the single configured pool, used for requests that name no
+	// model when no default is configured.
+	implicit *pool
+}
+
+type pool struct {
+	name      string
+	endpoints []string // sorted; replaced, never mutated
+}
+
+// NewPools builds the registry from configuration. The configuration is
+// assumed to have passed api.ServeConfig.Validate.
+func NewPools(cfg []api.PoolConfig, defaultPool string) *Pools {
+	p := &Pools{byModel: map[string]*pool{}, byName: map[string]*pool{}}
+	for _, pc := range cfg {
+		pl := &pool{name: pc.Name, endpoints: sortedUnique(pc.Endpoints)}
+		p.byName[pc.Name] = pl
+		for _, m := range append([]string{pc.Name}, pc.Models...) {
+			p.byModel[m] = pl
+		}
+	}
+	p.defaultPool = p.byName[defaultPool]
+	if len(cfg) == 1 {
+		p.implicit = p.byName[cfg[0].Name]
+	}
+	return p
+}
+
+// Lookup returns the pool name and endpoint snapshot for a model. An empty
+// model selects the default pool (or the only pool). The returned slice must
+// not be modified.
+func (p *Pools) Lookup(model string) (name string, endpoints []string, err error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	pl := p.byModel[model]
+	switch {
+	case pl != nil:
+	case p.defaultPool != nil:
+		pl = p.defaultPool
+	case model == "" && p.implicit != nil:
+		pl = p.implicit
+	default:
+		if model == "" {
+			return "", nil, fmt.Errorf("request names no model and no default pool is configured: %w", ErrUnknownModel)
+		}
+		return "", nil, fmt.Errorf("model %q: %w", model, ErrUnknownModel)
+	}
+	return pl.name, pl.endpoints, nil
+}
+
+// SetEndpoints replaces a pool's endpoints. It reports false when the pool does
+// not exist.
+func (p *Pools) SetEndpoints(poolName string, endpoints []string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pl, ok := p.byName[poolName]
+	if !ok {
+		return false
+	}
+	pl.endpoints = sortedUnique(endpoints)
+	return true
+}
+
+func sortedUnique(in []string) []string {
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,61 @@
+package scorer
+
+import "encoding/json"
+
+// Kind says which OpenAI API a request used.
+type Kind int
+
+// Request kinds.
+const (
+	// KindOther is any request whose body was not parsed (unknown path,
+	// header-only request); it is routed on load alone.
+	KindOther Kind = iota
+	// KindCompletion is POST /v1/completions.
+	KindCompletion
+	// KindChat is POST /v1/chat/completions.
+	KindChat
+)
+
+// String names the kind for logs and metric labels.
+func (k Kind) String() string {
+	switch k {
+	case KindCompletion:
+		return "completion"
+	case KindChat:
+		return "chat"
+	default:
+		return "other"
+	}
+}
+
+// Request is what the decision pipeline needs to know about one LLM request.
+// The zero value is a request routed on load alone within the default pool.
+type Request struct {
+	Kind  Kind
+	Path  string
+	Model string
+	// Prompts holds a completion's prompt strings (a single prompt is one entry).
+	Prompts []string
+	// PromptTokenIDs holds a completion's prompts given as token ids.
+	PromptTokenIDs [][]int
+	// Messages holds a chat request's messages in order.
+	Messages []Message
+	// Tools and ChatTemplateKwargs are kept verbatim for chat-template rendering.
+	Tools              json.RawMessage
+	ChatTemplateKwargs json.RawMessage
+	Stream             bool
+	CacheSalt          string
+	BodyBytes          int
+	// Subset, when non-nil, restricts the candidates to these endpoints (the
+	// gateway's subset hint). An empty non-nil slice allows none.
+	Subset []string
+}
+
+// Message is one chat message. Content holds the text of a string content, or
+// the text parts of a list content joined in order; Raw keeps the message as
+// sent so templates can see every field.
+type Message struct {
+	Role    string
+	Content string
+	Raw     json.RawMessage
+}
