@@ -41,6 +41,12 @@ type ServeConfig struct {
 	// MaxGRPCMessageBytes raises gRPC's receive limit (default 4 MiB) so large
 	// buffered bodies fit. Default MaxBodyBytes + 1 MiB.
 	MaxGRPCMessageBytes int `json:"maxGRPCMessageBytes,omitempty"`
+	// Index sizes the prefix index (see IndexConfig).
+	Index IndexConfig `json:"index,omitempty"`
+	// Scoring weighs the scorers for every pool; a pool may override fields.
+	Scoring ScoringConfig `json:"scoring,omitempty"`
+	// Events configures KV event ingestion over NATS (see EventsConfig).
+	Events EventsConfig `json:"events,omitempty"`
 }
 
 // TLSConfig configures TLS on the ext_proc gRPC listener.
@@ -64,6 +70,17 @@ type PoolConfig struct {
 	Models []string `json:"models,omitempty"`
 	// Endpoints lists static endpoints as "ip:port".
 	Endpoints []string `json:"endpoints,omitempty"`
+	// Tokenizer enables prefix-aware routing for the pool; without it the
+	// pool routes on load alone.
+	Tokenizer TokenizerConfig `json:"tokenizer,omitempty"`
+	// BlockSize is the pool's KV block size; it must equal the index's.
+	// Default: the index's.
+	BlockSize int `json:"blockSize,omitempty"`
+	// LoRAAdapters names the adapters the pool serves. A request whose model
+	// names one is keyed under the adapter, as the engine tags its blocks.
+	LoRAAdapters []string `json:"loraAdapters,omitempty"`
+	// Scoring overrides the global scoring settings that it sets.
+	Scoring *ScoringConfig `json:"scoring,omitempty"`
 }
 
 // Defaults used when a ServeConfig field is zero.
@@ -91,6 +108,7 @@ func (c ServeConfig) WithDefaults() ServeConfig {
 	if c.MaxGRPCMessageBytes == 0 {
 		c.MaxGRPCMessageBytes = int(c.MaxBodyBytes) + 1<<20
 	}
+	c.Index = c.Index.WithDefaults()
 	return c
 }
 
@@ -107,6 +125,10 @@ func (c ServeConfig) Validate() error {
 		errs = append(errs, errors.New("tls: certFile and keyFile must be given together"))
 	}
 	errs = append(errs, validatePools(c.Pools, c.DefaultPool)...)
+	if err := c.Events.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	errs = append(errs, validateRouting(c)...)
 	return errors.Join(errs...)
 }
 

@@ -130,3 +130,37 @@ func registered[T prometheus.Collector](reg prometheus.Registerer, c T) T {
 	}
 	return c
 }
+
+// sinkMetrics count what the index sink applied and what it could not.
+type sinkMetrics struct {
+	events  *prometheus.CounterVec // kind, result: applied, rejected
+	dropped *prometheus.CounterVec // reason: block_size, token_range, rank, endpoint, unknown_removed, ...
+}
+
+func newSinkMetrics(reg prometheus.Registerer) *sinkMetrics {
+	return &sinkMetrics{
+		events: counterVec(reg, "sink_events_total",
+			"Engine events applied to the index, by kind and result.", "kind", "result"),
+		dropped: counterVec(reg, "sink_dropped_total",
+			"Events or blocks the index could not take, by reason (unknown_removed, unknown_parent and "+
+				"unkeyed_block count blocks or events that were partly applied).", "reason"),
+	}
+}
+
+// replayMetrics describe a router's JetStream replay at start-up.
+type replayMetrics struct {
+	messages prometheus.Counter
+	failures prometheus.Counter
+	duration prometheus.Gauge
+}
+
+func newReplayMetrics(reg prometheus.Registerer) *replayMetrics {
+	return &replayMetrics{
+		messages: counter(reg, "replay_messages_total",
+			"Event messages replayed from the JetStream stream at start-up."),
+		failures: counter(reg, "replay_failures_total",
+			"Start-up replays that failed; the router then starts from live events only."),
+		duration: gauge(reg, "replay_duration_seconds",
+			"How long the last start-up replay took, from subscribing to ready."),
+	}
+}

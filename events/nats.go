@@ -85,11 +85,27 @@ type EmbeddedServer struct {
 // free one; use a loopback host unless relays on other machines must reach
 // it) and waits until it accepts clients.
 func StartEmbedded(host string, port int) (*EmbeddedServer, error) {
+	return StartEmbeddedWith(EmbeddedOptions{Host: host, Port: port})
+}
+
+// EmbeddedOptions configures StartEmbeddedWith.
+type EmbeddedOptions struct {
+	// Host and Port are the client listen address; port 0 picks a free one.
+	Host string
+	Port int
+	// JetStreamDir, when set, enables JetStream with file storage there.
+	JetStreamDir string
+}
+
+// StartEmbeddedWith starts a NATS server configured by o and waits until it
+// accepts clients.
+func StartEmbeddedWith(o EmbeddedOptions) (*EmbeddedServer, error) {
+	port := o.Port
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
-	srv, err := server.NewServer(&server.Options{Host: host, Port: port, NoLog: true, NoSigs: true,
-		MaxPayload: 8 << 20})
+	srv, err := server.NewServer(&server.Options{Host: o.Host, Port: port, NoLog: true, NoSigs: true,
+		MaxPayload: 8 << 20, JetStream: o.JetStreamDir != "", StoreDir: o.JetStreamDir})
 	if err != nil {
 		return nil, fmt.Errorf("starting embedded NATS: %w", err)
 	}

@@ -53,6 +53,9 @@ type RelayConfig struct {
 	BackoffMin, BackoffMax time.Duration
 	// RelayID identifies this relay instance; default random.
 	RelayID string
+	// Stream, when named, is created or updated at start so that the NATS
+	// server retains this relay's messages for replay (see EnsureStream).
+	Stream StreamConfig
 }
 
 // Defaults for RelayConfig.
@@ -164,6 +167,9 @@ func (r *Relay) Run(ctx context.Context) error {
 	var pubErr error
 	wg.Go(func() { r.engineLoop(ctx) })
 	wg.Go(func() { r.heartbeatLoop(ctx) })
+	if r.cfg.Stream.Name != "" {
+		wg.Go(func() { r.ensureStream(ctx) })
+	}
 	wg.Go(func() {
 		if pubErr = r.publishLoop(ctx); pubErr != nil {
 			cancel()

@@ -77,10 +77,11 @@ func (s *Subscriber) applyBatch(src Source, st *streamState, in inbound, seq uin
 		return
 	}
 	s.sink.ApplyBatch(src, &b)
-	s.recordApplied(st, &b, seq, relay, in.at)
+	s.recordApplied(st, &b, seq, relay, in)
 }
 
-func (s *Subscriber) recordApplied(st *streamState, b *Batch, seq uint64, relay string, at time.Time) {
+func (s *Subscriber) recordApplied(st *streamState, b *Batch, seq uint64, relay string, in inbound) {
+	at := in.at
 	st.expect, st.inOrder = seq+1, true
 	s.mu.Lock()
 	st.fresh.LastEvent, st.fresh.LastSeq, st.fresh.HasSeq, st.fresh.Relay = at, seq, true, relay
@@ -95,7 +96,9 @@ func (s *Subscriber) recordApplied(st *streamState, b *Batch, seq uint64, relay 
 			s.metrics.blocks.WithLabelValues("removed").Add(float64(len(b.Events[i].BlockHashes)))
 		}
 	}
-	if b.TS > 0 {
+	// A replayed batch's age measures the router's downtime, not the event
+	// path that the lag histogram (and the TTL advice built on it) is about.
+	if b.TS > 0 && !in.replayed {
 		s.metrics.lag.Observe(max(0, at.Sub(time.UnixMicro(int64(b.TS*1e6))).Seconds()))
 	}
 }
@@ -117,6 +120,10 @@ func (s *Subscriber) stream(src Source) *streamState {
 	if !ok {
 		st = &streamState{}
 		s.streams[src] = st
+		if s.byEndpoint[src.Endpoint] == nil {
+			s.byEndpoint[src.Endpoint] = map[Source]struct{}{}
+		}
+		s.byEndpoint[src.Endpoint][src] = struct{}{}
 	}
 	return st
 }

@@ -58,6 +58,10 @@ func (s *Subscriber) remove(src Source, st *streamState, reason string) {
 	s.metrics.resets.WithLabelValues(reason).Inc()
 	s.mu.Lock()
 	delete(s.streams, src)
+	delete(s.byEndpoint[src.Endpoint], src)
+	if len(s.byEndpoint[src.Endpoint]) == 0 {
+		delete(s.byEndpoint, src.Endpoint)
+	}
 	s.mu.Unlock()
 	if st.up && s.members != nil {
 		s.members.SourceDown(src, reason)

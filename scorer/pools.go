@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/index"
 )
 
 // Pools maps model names and aliases to pools of endpoints. Endpoints can be
@@ -19,11 +20,15 @@ type Pools struct {
 	// implicit is the single configured pool, used for requests that name no
 	// model when no default is configured.
 	implicit *pool
+	// dynamic holds the endpoints discovery added (membership.go).
+	dynamic dynamicEndpoints
 }
 
 type pool struct {
 	name      string
 	endpoints []string // sorted; replaced, never mutated
+	adapters  map[string]bool
+	scoring   *api.ScoringConfig // pool-level overrides, nil for none
 }
 
 // NewPools builds the registry from configuration. The configuration is
@@ -31,10 +36,16 @@ type pool struct {
 func NewPools(cfg []api.PoolConfig, defaultPool string) *Pools {
 	p := &Pools{byModel: map[string]*pool{}, byName: map[string]*pool{}}
 	for _, pc := range cfg {
-		pl := &pool{name: pc.Name, endpoints: sortedUnique(pc.Endpoints)}
+		pl := &pool{name: pc.Name, endpoints: sortedUnique(pc.Endpoints), adapters: map[string]bool{}, scoring: pc.Scoring}
 		p.byName[pc.Name] = pl
 		for _, m := range append([]string{pc.Name}, pc.Models...) {
 			p.byModel[m] = pl
+		}
+		for _, a := range pc.LoRAAdapters {
+			pl.adapters[a] = true
+			if p.byModel[a] == nil {
+				p.byModel[a] = pl // an adapter is requested by its name
+			}
 		}
 	}
 	p.defaultPool = p.byName[defaultPool]
@@ -48,6 +59,14 @@ func NewPools(cfg []api.PoolConfig, defaultPool string) *Pools {
 // model selects the default pool (or the only pool). The returned slice must
 // not be modified.
 func (p *Pools) Lookup(model string) (name string, endpoints []string, err error) {
+	pl, endpoints, err := p.lookup(model)
+	if err != nil {
+		return "", nil, err
+	}
+	return pl.name, endpoints, nil
+}
+
+func (p *Pools) lookup(model string) (*pool, []string, error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	pl := p.byModel[model]
@@ -59,11 +78,11 @@ func (p *Pools) Lookup(model string) (name string, endpoints []string, err error
 		pl = p.implicit
 	default:
 		if model == "" {
-			return "", nil, fmt.Errorf("request names no model and no default pool is configured: %w", ErrUnknownModel)
+			return nil, nil, fmt.Errorf("request names no model and no default pool is configured: %w", ErrUnknownModel)
 		}
-		return "", nil, fmt.Errorf("model %q: %w", model, ErrUnknownModel)
+		return nil, nil, fmt.Errorf("model %q: %w", model, ErrUnknownModel)
 	}
-	return pl.name, pl.endpoints, nil
+	return pl, pl.endpoints, nil
 }
 
 // SetEndpoints replaces a pool's endpoints. It reports false when the pool does
@@ -83,4 +102,24 @@ func sortedUnique(in []string) []string {
 	out := slices.Clone(in)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// each calls fn for every pool.
+func (p *Pools) each(fn func(*pool)) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, pl := range p.byName {
+		fn(pl)
+	}
+}
+
+// identity is the cache identity a request keys under in pl. The model is the
+// pool's name, the name relays publish the pool's events under, so aliases
+// share blocks; a model naming one of the pool's adapters keys under it.
+func (pl *pool) identity(req *Request) index.Identity {
+	id := index.Identity{Model: pl.name, CacheSalt: req.CacheSalt}
+	if pl.adapters[req.Model] {
+		id.LoRA = req.Model
+	}
+	return id
 }

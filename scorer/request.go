@@ -43,6 +43,9 @@ type Request struct {
 	// Tools and ChatTemplateKwargs are kept verbatim for chat-template rendering.
 	Tools              json.RawMessage
 	ChatTemplateKwargs json.RawMessage
+	// NoGenerationPrompt is set when the request turned off
+	// add_generation_prompt (the default is on).
+	NoGenerationPrompt bool
 	Stream             bool
 	CacheSalt          string
 	BodyBytes          int

@@ -6,110 +6,168 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/index"
 )
 
-// Options configures a Scorer.
+// Options configures a Scorer. The zero value routes on load alone.
 type Options struct {
 	// Fallbacks is how many further endpoints follow the chosen one.
 	Fallbacks int
+	// Index is the prefix index; nil routes every pool on load alone.
+	Index *index.Index
+	// Tokens turns prompts into token ids, per pool name. A pool without an
+	// entry routes on load alone.
+	Tokens map[string]Tokens
+	// Scoring is the global scoring configuration; pools override fields.
+	Scoring api.ScoringConfig
+	// TTL sizes and trusts speculative entries. Nil means StaticTTL{}.
+	TTL TTLPolicy
+	// EngineLoad supplies engine gauges; nil leaves that scorer out.
+	EngineLoad EngineLoad
+	// Metrics records stage timings and decision counts; nil records nothing.
+	Metrics *Metrics
 }
 
-// Scorer picks endpoints for requests. Safe for concurrent use.
+// Scorer picks endpoints for requests. Safe for concurrent use; build it
+// with New.
 type Scorer struct {
-	pools *Pools
-	load  *Load
-	opts  Options
+	pools   *Pools
+	load    *Load
+	opts    Options
+	weights map[*pool]weights
+	nextID  atomic.Uint64
+	scratch sync.Pool // *work
 }
 
 // New returns a Scorer over pools that tracks load in load.
 func New(pools *Pools, load *Load, opts Options) *Scorer {
-	return &Scorer{pools: pools, load: load, opts: opts}
-}
-
-// Decision is the outcome of Pick for one request. Commit it once Envoy has
-// been told where to send the request; Release it when the request ends. A
-// decision that is never committed (abandoned) costs nothing.
-type Decision struct {
-	// Pool names the pool the endpoint came from.
-	Pool string
-	// Endpoint is the chosen "ip:port".
-	Endpoint string
-	// Fallbacks are further endpoints in preference order.
-	Fallbacks []string
-	// Reason explains the choice for the decision header and debug logs.
-	Reason string
-
-	load      *Load
-	committed atomic.Bool
-	released  atomic.Bool
-}
-
-// Targets returns Endpoint followed by Fallbacks.
-func (d *Decision) Targets() []string {
-	return append([]string{d.Endpoint}, d.Fallbacks...)
-}
-
-// Commit starts the request's load accounting. Calling it twice is a no-op.
-func (d *Decision) Commit() {
-	if d.committed.CompareAndSwap(false, true) && d.load != nil {
-		d.load.add(d.Endpoint, 1)
+	if opts.TTL == nil {
+		opts.TTL = StaticTTL{}
 	}
+	s := &Scorer{pools: pools, load: load, opts: opts, weights: map[*pool]weights{}}
+	pools.each(func(pl *pool) { s.weights[pl] = resolveWeights(opts.Scoring, pl.scoring) })
+	// Random high bits keep replicas' decision ids apart when they share
+	// speculative entries.
+	s.nextID.Store(rand.Uint64() &^ (1<<32 - 1))
+	s.scratch.New = func() any { return new(work) }
+	return s
 }
 
-// Release ends the request's load accounting. It is idempotent and a no-op for
-// a decision that was never committed.
-func (d *Decision) Release() {
-	if d.committed.Load() && d.released.CompareAndSwap(false, true) && d.load != nil {
-		d.load.add(d.Endpoint, -1)
-	}
+// work is one decision's scratch space, pooled across decisions.
+type work struct {
+	field
+	combiner
 }
 
-// Pick chooses an endpoint for req: the least-loaded eligible endpoint of the
-// model's pool, ties broken at random so replicas and bursts spread.
-func (s *Scorer) Pick(_ context.Context, req *Request) (*Decision, error) {
-	poolName, endpoints, err := s.pools.Lookup(req.Model)
+// Pick chooses an endpoint for req. With a tokenizer and an index for the
+// pool it weighs each eligible endpoint's cached prefix against load;
+// otherwise load alone decides. Near-ties are broken at random so replicas
+// and bursts spread.
+func (s *Scorer) Pick(ctx context.Context, req *Request) (*Decision, error) {
+	pl, endpoints, err := s.pools.lookup(req.Model)
 	if err != nil {
 		return nil, err
 	}
 	candidates := eligible(endpoints, req.Subset)
 	if len(candidates) == 0 {
 		return nil, fmt.Errorf("pool %q has %d endpoints, %d in the subset hint: %w",
-			poolName, len(endpoints), len(candidates), ErrNoEndpoint)
+			pl.name, len(endpoints), len(candidates), ErrNoEndpoint)
 	}
-	ranked := s.rankByLoad(candidates)
-	n := min(1+s.opts.Fallbacks, len(ranked))
-	d := &Decision{
-		Pool:      poolName,
-		Endpoint:  ranked[0].endpoint,
-		Fallbacks: endpointsOf(ranked[1:n]),
-		load:      s.load,
-	}
-	d.Reason = fmt.Sprintf("basis=load; inflight=%d; candidates=%d", ranked[0].inflight, len(candidates))
+	d := &Decision{Pool: pl.name, model: pl.name, s: s, ID: index.DecisionID(s.nextID.Add(1))}
+	note := s.prepare(ctx, pl, req, candidates, d)
+	w := s.scratch.Get().(*work)
+	defer s.scratch.Put(w)
+	s.decide(w, pl, candidates, d, note)
 	return d, nil
 }
 
-type candidate struct {
-	endpoint string
-	inflight int64
+// prepare runs the prefix stages (tokens, keys) when the pool has them. It
+// returns a note for the reason when prefix routing was not possible.
+func (s *Scorer) prepare(ctx context.Context, pl *pool, req *Request, candidates []string, d *Decision) string {
+	tokens := s.opts.Tokens[pl.name]
+	if s.opts.Index == nil || tokens == nil {
+		return "tokenizer=none"
+	}
+	start := time.Now()
+	ids, err := tokens.Tokens(ctx, req, candidates)
+	s.opts.Metrics.observe(stageTokenize, start)
+	if err != nil {
+		s.opts.Metrics.tokenizeError(tokenizeReason(err))
+		return "tokenize=error"
+	}
+	start = time.Now()
+	d.blockSize = s.opts.Index.BlockSize()
+	d.keys, err = index.AppendKeys(nil, pl.identity(req), d.blockSize, ids)
+	s.opts.Metrics.observe(stageKeys, start)
+	if err != nil {
+		s.opts.Metrics.tokenizeError("keys")
+		return "tokenize=error"
+	}
+	d.promptTokens = len(ids)
+	return ""
 }
 
-func (s *Scorer) rankByLoad(endpoints []string) []candidate {
-	cs := make([]candidate, len(endpoints))
-	for i, ep := range endpoints {
-		cs[i] = candidate{endpoint: ep, inflight: s.load.InFlight(ep)}
+// decide looks the keys up, scores the candidates and fills d.
+func (s *Scorer) decide(w *work, pl *pool, candidates []string, d *Decision, note string) {
+	f := &w.field
+	f.endpoints, f.blocks = candidates, len(d.keys)
+	f.loads = s.load.read(candidates, f.loads)
+	if f.blocks > 0 {
+		start := time.Now()
+		f.matches = s.opts.Index.Lookup(d.keys, candidates, f.matches)
+		s.opts.Metrics.observe(stageLookup, start)
+		f.trust = s.trust(f, pl.name)
 	}
-	rand.Shuffle(len(cs), func(i, j int) { cs[i], cs[j] = cs[j], cs[i] })
-	slices.SortStableFunc(cs, func(a, b candidate) int { return int(a.inflight - b.inflight) })
-	return cs
+	start := time.Now()
+	w.combiner = combiner{w: s.weights[pl], engine: s.opts.EngineLoad, part: w.part, total: w.total}
+	total := w.combine(f)
+	best, fb, ties := choose(total, w.w.epsilon, s.opts.Fallbacks)
+	s.opts.Metrics.observe(stageScore, start)
+	d.Endpoint = candidates[best]
+	d.Fallbacks = make([]string, len(fb))
+	for i, j := range fb {
+		d.Fallbacks[i] = candidates[j]
+	}
+	if f.blocks > 0 {
+		d.Match = f.matches[best]
+		d.Basis = basisOf(d.Match)
+	}
+	d.prefill = int64(max(0, d.promptTokens-d.Match.Blocks()*d.blockSize))
+	d.Reason = reason(f, best, total[best], ties, w.herded, note)
+	s.opts.Metrics.decision(d.Basis)
 }
 
-func endpointsOf(cs []candidate) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.endpoint
+// trust asks the TTL policy once per candidate that matched speculatively;
+// the others' trust is never read.
+func (s *Scorer) trust(f *field, model string) []float64 {
+	f.trust = resize(f.trust, len(f.endpoints))
+	for i, m := range f.matches {
+		if m.Speculative > 0 {
+			f.trust[i] = clamp01(s.opts.TTL.Trust(f.endpoints[i], model))
+		}
 	}
-	return out
+	return f.trust
+}
+
+// begin inserts the chosen endpoint's missing blocks as predictions and
+// starts the TTL policy's clock.
+func (s *Scorer) begin(d *Decision) {
+	newSpec := 0
+	if ttl := s.opts.TTL.TTL(d.Endpoint, d.model); ttl > 0 {
+		// Speculate skips blocks the endpoint holds confirmed; the error
+		// cases (empty endpoint) cannot happen for a chosen endpoint.
+		newSpec, _ = s.opts.Index.Speculate(d.Endpoint, d.keys[d.Match.Confirmed:], d.ID, ttl)
+	}
+	s.opts.TTL.Begin(d.ID, Route{
+		Endpoint: d.Endpoint, Model: d.model, PromptTokens: d.promptTokens,
+		MatchedConfirmed: d.Match.Confirmed, MatchedSpeculative: d.Match.Speculative,
+		NewSpeculative: newSpec, BlockSize: d.blockSize, At: time.Now(),
+	})
 }
 
 // eligible returns the pool endpoints allowed by the subset hint (all of them

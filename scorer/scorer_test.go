@@ -206,6 +206,10 @@ func TestLoadCollector(t *testing.T) {
 # TYPE warmroute_scorer_inflight_requests gauge
 warmroute_scorer_inflight_requests{endpoint="10.0.0.1:8000"} 2
 warmroute_scorer_inflight_requests{endpoint="10.0.0.2:8000"} 0
+# HELP warmroute_scorer_queued_prefill_tokens Prompt tokens routed to an endpoint and not expected to be cached there, whose responses have not started.
+# TYPE warmroute_scorer_queued_prefill_tokens gauge
+warmroute_scorer_queued_prefill_tokens{endpoint="10.0.0.1:8000"} 0
+warmroute_scorer_queued_prefill_tokens{endpoint="10.0.0.2:8000"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
 		t.Fatal(err)
@@ -232,17 +236,4 @@ func BenchmarkPick(b *testing.B) {
 			}
 		})
 	}
-}
-
-func ExampleScorer_Pick() {
-	pools := NewPools([]api.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}, "")
-	s := New(pools, &Load{}, Options{})
-	d, err := s.Pick(context.Background(), &Request{Model: "m"})
-	if err != nil {
-		panic(err)
-	}
-	d.Commit()        // Envoy has been told
-	defer d.Release() // the response ended
-	fmt.Println(d.Endpoint)
-	// Output: 10.0.0.1:8000
 }

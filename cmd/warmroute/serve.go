@@ -22,7 +22,6 @@ import (
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/extproc"
-	"github.com/warmroute/warmroute/scorer"
 )
 
 func init() {
@@ -65,15 +64,17 @@ type router struct {
 	health *health.Server
 	admin  *http.Server
 	ready  atomic.Bool
+	pipe   *pipeline
 }
 
 func newRouter(cfg api.ServeConfig, log *slog.Logger) (*router, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	load := &scorer.Load{}
-	reg.MustRegister(scorer.NewLoadCollector(load))
-	picker := scorer.New(scorer.NewPools(cfg.Pools, cfg.DefaultPool), load, scorer.Options{Fallbacks: cfg.Fallbacks})
-	proc, err := extproc.New(picker, extproc.Options{
+	pipe, err := newPipeline(cfg, reg, pipelineHooks{})
+	if err != nil {
+		return nil, err
+	}
+	proc, err := extproc.New(pipe.scorer, extproc.Options{
 		MaxBodyBytes:          cfg.MaxBodyBytes,
 		DisableDecisionHeader: cfg.DisableDecisionHeader,
 	}, reg, log)
@@ -88,7 +89,7 @@ func newRouter(cfg api.ServeConfig, log *slog.Logger) (*router, error) {
 	if tlsCfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
-	r := &router{cfg: cfg, log: log, grpc: grpc.NewServer(opts...), health: health.NewServer()}
+	r := &router{cfg: cfg, log: log, grpc: grpc.NewServer(opts...), health: health.NewServer(), pipe: pipe}
 	extprocv3.RegisterExternalProcessorServer(r.grpc, proc)
 	healthpb.RegisterHealthServer(r.grpc, r.health)
 	r.admin = &http.Server{Handler: r.adminMux(reg), ReadHeaderTimeout: 5 * time.Second}
@@ -133,6 +134,8 @@ func (r *router) serve(ctx context.Context, grpcLn, adminLn net.Listener) error 
 	errc := make(chan error, 2)
 	wg.Go(func() { errc <- r.grpc.Serve(grpcLn) })
 	wg.Go(func() { errc <- r.admin.Serve(adminLn) })
+	bg, stopBG := context.WithCancel(ctx)
+	wg.Go(func() { r.pipe.run(bg) })
 	r.setServing(true)
 	r.log.Info("warmroute serving", "grpc", grpcLn.Addr().String(), "admin", adminLn.Addr().String(),
 		"tls", r.cfg.TLS.Enabled(), "pools", len(r.cfg.Pools))
@@ -143,6 +146,7 @@ func (r *router) serve(ctx context.Context, grpcLn, adminLn net.Listener) error 
 		runErr = fmt.Errorf("server stopped: %w", err)
 	}
 	r.shutdown()
+	stopBG()
 	wg.Wait() // both Serve calls return once stopped; no goroutine outlives run
 	return runErr
 }

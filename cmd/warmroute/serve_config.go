@@ -39,6 +39,8 @@ type serveFlags struct {
 	logLevel   string
 	overrides  api.ServeConfig
 	endpoints  endpointsFlag
+	pipeline   pipelineFlags
+	events     eventsFlags // serve_events.go
 }
 
 func newServeFlagSet(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
@@ -58,6 +60,8 @@ func newServeFlagSet(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fs.StringVar(&o.TLS.CertFile, "tls-cert", "", "PEM certificate for the gRPC listener")
 	fs.StringVar(&o.TLS.KeyFile, "tls-key", "", "PEM private key for the gRPC listener")
 	fs.BoolVar(&o.TLS.SelfSigned, "tls-self-signed", false, "serve gRPC with a generated self-signed certificate (development)")
+	addPipelineFlags(fs, &f.pipeline)
+	f.events.register(fs)
 	return fs, f
 }
 
@@ -79,6 +83,9 @@ func parseServeConfig(args []string, stderr io.Writer) (api.ServeConfig, string,
 		}
 	}
 	fs.Visit(func(fl *flag.Flag) { applyServeFlag(&cfg, f, fl.Name) })
+	if err := applyTokenizerFlags(&cfg, &f.pipeline); err != nil {
+		return api.ServeConfig{}, "", err
+	}
 	if err := cfg.Validate(); err != nil {
 		return api.ServeConfig{}, "", fmt.Errorf("invalid configuration: %w", err)
 	}
@@ -108,6 +115,10 @@ func applyServeFlag(cfg *api.ServeConfig, f *serveFlags, name string) {
 		cfg.TLS.KeyFile = o.TLS.KeyFile
 	case "tls-self-signed":
 		cfg.TLS.SelfSigned = o.TLS.SelfSigned
+	default:
+		if !applyPipelineFlag(cfg, &f.pipeline, name) {
+			f.events.apply(&cfg.Events, name)
+		}
 	}
 }
 

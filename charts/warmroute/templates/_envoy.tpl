@@ -1,0 +1,163 @@
+{{/*
+Envoy's bootstrap: the ext_proc filter in front of an ORIGINAL_DST cluster on
+the destination header the router sets. The same structure as
+e2e/envoy/standalone.yaml, which explains each setting.
+*/}}
+{{- define "warmroute.envoyConfig" -}}
+{{- $e := .Values.envoy -}}
+{{- if not (has $e.requestBodyMode (list "FULL_DUPLEX_STREAMED" "BUFFERED")) -}}
+{{- fail "envoy.requestBodyMode must be FULL_DUPLEX_STREAMED or BUFFERED" -}}
+{{- end -}}
+admin:
+  address:
+    socket_address: { address: 127.0.0.1, port_value: {{ $e.adminPort }} }
+overload_manager:
+  resource_monitors:
+  - name: envoy.resource_monitors.global_downstream_max_connections
+    typed_config:
+      "@type": type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig
+      max_active_downstream_connections: {{ $e.maxConnections }}
+static_resources:
+  listeners:
+  - name: llm
+    address:
+      socket_address: { address: 0.0.0.0, port_value: {{ $e.port }} }
+    filter_chains:
+    - filters:
+      - name: envoy.filters.network.http_connection_manager
+        typed_config:
+          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+          stat_prefix: llm
+          stream_idle_timeout: {{ $e.streamIdleTimeout }}
+          route_config:
+            name: llm
+            virtual_hosts:
+            - name: llm
+              domains: ["*"]
+              request_body_buffer_limit: {{ int64 $e.bufferLimitBytes }}
+              routes:
+              - match: { prefix: "/" }
+                route:
+                  cluster: model_servers
+                  timeout: {{ $e.routeTimeout }}
+          http_filters:
+          # Clients must not choose their own destination: the ORIGINAL_DST
+          # cluster trusts this header, and the router sets it again.
+          - name: envoy.filters.http.header_mutation
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation
+              mutations:
+                request_mutations:
+                - remove: {{ $e.destinationHeader }}
+          - name: envoy.filters.http.ext_proc
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor
+              grpc_service:
+                envoy_grpc: { cluster_name: warmroute }
+              failure_mode_allow: {{ $e.failOpen }}
+              status_on_error: { code: ServiceUnavailable }
+              processing_mode:
+                request_header_mode: SEND
+                request_body_mode: {{ $e.requestBodyMode }}
+                request_trailer_mode: {{ if eq $e.requestBodyMode "FULL_DUPLEX_STREAMED" }}SEND{{ else }}SKIP{{ end }}
+                response_header_mode: SEND
+                response_body_mode: NONE
+                response_trailer_mode: SKIP
+              allow_mode_override: false
+              message_timeout: {{ $e.messageTimeout }}
+              metadata_options:
+                forwarding_namespaces:
+                  untyped: ["envoy.lb.subset_hint"]
+                receiving_namespaces:
+                  untyped: ["envoy.lb"]
+          - name: envoy.filters.http.router
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router
+  clusters:
+  - name: model_servers
+    type: ORIGINAL_DST
+    lb_policy: CLUSTER_PROVIDED
+    connect_timeout: {{ $e.connectTimeout }}
+    original_dst_lb_config:
+      use_http_header: true
+      http_header_name: {{ $e.destinationHeader }}
+    cleanup_interval: 60s
+    per_connection_buffer_limit_bytes: {{ int64 $e.bufferLimitBytes }}
+  - name: warmroute
+    {{- if eq $e.mode "sidecar" }}
+    type: STATIC
+    {{- else }}
+    # Every router pod, from the headless Service.
+    type: STRICT_DNS
+    dns_lookup_family: V4_PREFERRED
+    lb_policy: LEAST_REQUEST
+    {{- end }}
+    connect_timeout: 1s
+    typed_extension_protocol_options:
+      envoy.extensions.upstreams.http.v3.HttpProtocolOptions:
+        "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+        explicit_http_config:
+          http2_protocol_options:
+            connection_keepalive: { interval: 10s, timeout: 5s }
+    {{- if include "warmroute.routerTLS" . }}
+    transport_socket:
+      name: envoy.transport_sockets.tls
+      typed_config:
+        "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
+        common_tls_context:
+          alpn_protocols: ["h2"]
+    {{- end }}
+    per_connection_buffer_limit_bytes: {{ int64 $e.bufferLimitBytes }}
+    load_assignment:
+      cluster_name: warmroute
+      endpoints:
+      - lb_endpoints:
+        - endpoint:
+            address:
+              socket_address:
+                {{- if eq $e.mode "sidecar" }}
+                address: 127.0.0.1
+                {{- else }}
+                address: {{ include "warmroute.fullname" . }}-headless.{{ .Release.Namespace }}.svc
+                {{- end }}
+                port_value: {{ .Values.router.ports.grpc }}
+{{- end -}}
+
+{{- define "warmroute.envoyContainer" -}}
+- name: envoy
+  image: {{ printf "%s:%s" .Values.envoy.image.repository .Values.envoy.image.tag }}
+  imagePullPolicy: {{ .Values.envoy.image.pullPolicy }}
+  command: [envoy]
+  args:
+    - --config-path
+    - /etc/envoy/envoy.yaml
+    # No shared memory for hot restart: the root filesystem is read-only and
+    # Kubernetes restarts by replacing pods.
+    - --disable-hot-restart
+    - --log-level
+    - info
+  ports:
+    - name: http
+      containerPort: {{ .Values.envoy.port }}
+  readinessProbe:
+    tcpSocket: { port: http }
+    periodSeconds: 5
+  livenessProbe:
+    tcpSocket: { port: http }
+    periodSeconds: 10
+  resources:
+    {{- toYaml .Values.envoy.resources | nindent 4 }}
+  securityContext:
+    {{- include "warmroute.containerSecurityContext" . | nindent 4 }}
+  volumeMounts:
+    - { name: envoy-config, mountPath: /etc/envoy, readOnly: true }
+    - { name: envoy-tmp, mountPath: /tmp }
+{{- end -}}
+
+{{- define "warmroute.envoyVolumes" -}}
+- name: envoy-config
+  configMap:
+    name: {{ include "warmroute.fullname" . }}-envoy
+- name: envoy-tmp
+  emptyDir: {}
+{{- end -}}

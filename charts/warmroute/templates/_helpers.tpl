@@ -1,0 +1,115 @@
+{{/* Names and labels shared by every template. */}}
+
+{{- define "warmroute.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "warmroute.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else if contains (include "warmroute.name" .) .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name (include "warmroute.name" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "warmroute.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ include "warmroute.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: warmroute
+{{- end -}}
+
+{{/* Selector labels for one component: pass (dict "ctx" $ "component" "router"). */}}
+{{- define "warmroute.selector" -}}
+app.kubernetes.io/name: {{ include "warmroute.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "warmroute.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{- define "warmroute.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "warmroute.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The NATS URL the router and relays use, or "" when NATS is off. */}}
+{{- define "warmroute.natsURL" -}}
+{{- if eq .Values.nats.mode "external" -}}
+{{- required "nats.external.url is required when nats.mode=external" .Values.nats.external.url -}}
+{{- else if eq .Values.nats.mode "embedded" -}}
+{{- printf "nats://%s-nats:%d" (include "warmroute.fullname" .) (int .Values.nats.embedded.port) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Name of the Secret holding NATS credentials, or "" when there is none. */}}
+{{- define "warmroute.natsSecret" -}}
+{{- if eq .Values.nats.mode "external" -}}
+{{- if .Values.nats.external.existingSecret -}}
+{{- .Values.nats.external.existingSecret -}}
+{{- else if .Values.nats.external.creds -}}
+{{- printf "%s-nats-creds" (include "warmroute.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "warmroute.natsCredsPath" -}}
+{{- printf "/etc/warmroute/nats/%s" .Values.nats.external.credsKey -}}
+{{- end -}}
+
+{{/*
+The router's configuration file (schema: api.ServeConfig). Listen addresses
+come from the chart's ports so Services and probes always match; everything
+else is router.config verbatim, plus the NATS connection when NATS is on.
+*/}}
+{{- define "warmroute.serveConfig" -}}
+{{- $cfg := deepCopy .Values.router.config -}}
+{{- $_ := set $cfg "grpcAddr" (printf ":%d" (int .Values.router.ports.grpc)) -}}
+{{- $_ := set $cfg "adminAddr" (printf ":%d" (int .Values.router.ports.admin)) -}}
+{{- if .Values.inferencePool.enabled -}}
+{{- $tls := default dict $cfg.tls -}}
+{{- if not $tls.certFile -}}{{- $_ := set $tls "selfSigned" true -}}{{- end -}}
+{{- $_ := set $cfg "tls" $tls -}}
+{{- end -}}
+{{- $url := include "warmroute.natsURL" . -}}
+{{- if $url -}}
+{{- $nats := dict "url" $url -}}
+{{- if include "warmroute.natsSecret" . -}}
+{{- $_ := set $nats "credsFile" (include "warmroute.natsCredsPath" .) -}}
+{{- end -}}
+{{- $_ := set $cfg "nats" $nats -}}
+{{- end -}}
+{{- toYaml $cfg -}}
+{{- end -}}
+
+{{/* True when the router serves gRPC with TLS (kubelet gRPC probes cannot). */}}
+{{- define "warmroute.routerTLS" -}}
+{{- $cfg := include "warmroute.serveConfig" . | fromYaml -}}
+{{- if and $cfg.tls (or $cfg.tls.certFile $cfg.tls.selfSigned) -}}true{{- end -}}
+{{- end -}}
+
+{{- define "warmroute.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+fsGroup: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "warmroute.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities:
+  drop: [ALL]
+{{- end -}}

@@ -1,0 +1,73 @@
+{{/*
+The relay sidecar for a model-server pod: it reads the engine's KV events
+from ZMQ on loopback and publishes them to NATS. The engine's address comes
+from the pod IP so it matches what the router routes to.
+*/}}
+{{- define "warmroute.relayContainer" -}}
+{{- $r := .Values.relay -}}
+- name: warmroute-relay
+  image: {{ include "warmroute.image" . }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  args:
+    {{- include "warmroute.relayArgs" . | nindent 4 }}
+  env:
+    - name: POD_IP
+      valueFrom: { fieldRef: { fieldPath: status.podIP } }
+  ports:
+    - { name: relay-metrics, containerPort: {{ $r.adminPort }} }
+  resources:
+    {{- toYaml $r.resources | nindent 4 }}
+  securityContext:
+    {{- include "warmroute.containerSecurityContext" . | nindent 4 }}
+    runAsUser: 65532
+  {{- if include "warmroute.natsSecret" . }}
+  volumeMounts:
+    - { name: warmroute-nats-creds, mountPath: /etc/warmroute/nats, readOnly: true }
+  {{- end }}
+{{- end -}}
+
+{{/* The relay's arguments, also run by the chart's process e2e test. */}}
+{{- define "warmroute.relayArgs" -}}
+{{- $r := .Values.relay -}}
+- relay
+- --zmq={{ $r.zmq }}
+{{- with $r.replay }}
+- --replay={{ . }}
+{{- end }}
+{{- with $r.topic }}
+- --topic={{ . }}
+{{- end }}
+- --model={{ required "relay.model is required" $r.model }}
+- --endpoint=$(POD_IP):{{ $r.enginePort }}
+- --engine-metrics=http://127.0.0.1:{{ $r.enginePort }}/metrics
+- --block-size={{ $r.blockSize }}
+- --heartbeat={{ $r.heartbeat }}
+- --nats={{ required "relay needs NATS: set nats.mode to external or embedded" (include "warmroute.natsURL" .) }}
+{{- if include "warmroute.natsSecret" . }}
+- --nats-creds={{ include "warmroute.natsCredsPath" . }}
+{{- end }}
+- --admin=:{{ $r.adminPort }}
+{{- range $r.extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end -}}
+
+{{- define "warmroute.relayVolumes" -}}
+{{- if include "warmroute.natsSecret" . }}
+- name: warmroute-nats-creds
+  secret:
+    secretName: {{ include "warmroute.natsSecret" . }}
+    defaultMode: 0440
+{{- end }}
+{{- end -}}
+
+{{/* vLLM's --kv-events-config JSON matching the relay's endpoints. */}}
+{{- define "warmroute.kvEventsConfig" -}}
+{{- $r := .Values.relay -}}
+{{- $port := regexFind "[0-9]+$" $r.zmq -}}
+{{- $cfg := dict "enable_kv_cache_events" true "publisher" "zmq" "endpoint" (printf "tcp://*:%s" $port) "topic" $r.topic -}}
+{{- with $r.replay -}}
+{{- $_ := set $cfg "replay_endpoint" (printf "tcp://*:%s" (regexFind "[0-9]+$" .)) -}}
+{{- end -}}
+{{- toJson $cfg -}}
+{{- end -}}

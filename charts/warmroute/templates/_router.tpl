@@ -1,0 +1,98 @@
+{{/* The router container: `warmroute serve --config`. */}}
+{{- define "warmroute.routerContainer" -}}
+- name: router
+  image: {{ include "warmroute.image" . }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  args:
+    {{- include "warmroute.routerArgs" . | nindent 4 }}
+  ports:
+    - name: grpc
+      containerPort: {{ .Values.router.ports.grpc }}
+    - name: admin
+      containerPort: {{ .Values.router.ports.admin }}
+  {{- with .Values.router.extraEnv }}
+  env:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  startupProbe:
+    httpGet: { path: /healthz, port: admin }
+    periodSeconds: 2
+    failureThreshold: 30
+  livenessProbe:
+    {{- if include "warmroute.routerTLS" . }}
+    # Kubelet's gRPC probe cannot speak TLS; the admin port is plain HTTP.
+    httpGet: { path: /healthz, port: admin }
+    {{- else }}
+    grpc: { port: {{ .Values.router.ports.grpc }} }
+    {{- end }}
+    periodSeconds: 10
+    failureThreshold: 3
+  readinessProbe:
+    httpGet: { path: /readyz, port: admin }
+    periodSeconds: 5
+    failureThreshold: 2
+  resources:
+    {{- toYaml .Values.router.resources | nindent 4 }}
+  securityContext:
+    {{- include "warmroute.containerSecurityContext" . | nindent 4 }}
+  volumeMounts:
+    - { name: config, mountPath: /etc/warmroute, readOnly: true }
+    {{- if include "warmroute.natsSecret" . }}
+    - { name: nats-creds, mountPath: /etc/warmroute/nats, readOnly: true }
+    {{- end }}
+    {{- if ne .Values.tokenizers.source "none" }}
+    - { name: tokenizers, mountPath: {{ .Values.tokenizers.mountPath }}, readOnly: true }
+    {{- end }}
+{{- end -}}
+
+{{/* The router's arguments, also read by the chart's process e2e test. */}}
+{{- define "warmroute.routerArgs" -}}
+- serve
+- --config=/etc/warmroute/serve.yaml
+- --log-level={{ .Values.router.logLevel }}
+{{- range .Values.router.extraArgs }}
+- {{ . | quote }}
+{{- end }}
+{{- end -}}
+
+{{- define "warmroute.routerVolumes" -}}
+- name: config
+  configMap:
+    name: {{ include "warmroute.fullname" . }}-config
+{{- if include "warmroute.natsSecret" . }}
+- name: nats-creds
+  secret:
+    secretName: {{ include "warmroute.natsSecret" . }}
+    defaultMode: 0440
+{{- end }}
+{{- if eq .Values.tokenizers.source "configMap" }}
+- name: tokenizers
+  configMap:
+    name: {{ required "tokenizers.configMap is required when tokenizers.source=configMap" .Values.tokenizers.configMap }}
+{{- else if eq .Values.tokenizers.source "volume" }}
+- name: tokenizers
+  {{- required "tokenizers.volume is required when tokenizers.source=volume" .Values.tokenizers.volume | toYaml | nindent 2 }}
+{{- else if eq .Values.tokenizers.source "initContainer" }}
+- name: tokenizers
+  emptyDir: {}
+{{- else if ne .Values.tokenizers.source "none" }}
+{{- fail "tokenizers.source must be none, configMap, volume or initContainer" }}
+{{- end }}
+{{- end -}}
+
+{{- define "warmroute.tokenizerInit" -}}
+{{- if eq .Values.tokenizers.source "initContainer" }}
+- name: tokenizers
+  image: {{ required "tokenizers.initContainer.image is required" .Values.tokenizers.initContainer.image }}
+  {{- with .Values.tokenizers.initContainer.command }}
+  command:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  env:
+    - { name: TOKENIZERS_DIR, value: {{ .Values.tokenizers.mountPath | quote }} }
+  securityContext:
+    {{- include "warmroute.containerSecurityContext" . | nindent 4 }}
+  volumeMounts:
+    - { name: tokenizers, mountPath: {{ .Values.tokenizers.mountPath }} }
+{{- end }}
+{{- end -}}

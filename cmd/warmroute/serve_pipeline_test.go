@@ -1,0 +1,81 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/warmroute/warmroute/api"
+)
+
+func TestPipelineFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		check   func(t *testing.T, c api.ServeConfig)
+		wantErr string
+	}{
+		{name: "defaults", args: []string{"--endpoints", "m=10.0.0.1:8000"}, check: func(t *testing.T, c api.ServeConfig) {
+			if c.Index.BlockSize != 16 || c.Pools[0].Tokenizer.Enabled() || c.Scoring.LoadWeight != nil {
+				t.Fatalf("config %+v", c)
+			}
+		}},
+		{name: "tokenizer after endpoints", args: []string{"--tokenizer", "m=/tok", "--tokenizer-mode", "drift", "--endpoints", "m=10.0.0.1:8000"}, check: func(t *testing.T, c api.ServeConfig) {
+			if tc := c.Pools[0].Tokenizer; tc.Dir != "/tok" || tc.Mode != api.TokenizerDrift {
+				t.Fatalf("tokenizer %+v", tc)
+			}
+		}},
+		{name: "scoring and index", args: []string{"--endpoints", "m=10.0.0.1:8000", "--load-weight", "0", "--herd-margin", "2", "--block-size", "32", "--index-grace", "3s"}, check: func(t *testing.T, c api.ServeConfig) {
+			if *c.Scoring.LoadWeight != 0 || *c.Scoring.HerdMargin != 2 || c.Index.BlockSize != 32 || c.Index.Grace.D().Seconds() != 3 {
+				t.Fatalf("config %+v", c)
+			}
+		}},
+		{name: "tokenizer for unknown pool", args: []string{"--endpoints", "m=10.0.0.1:8000", "--tokenizer", "x=/tok"}, wantErr: "no such pool"},
+		{name: "malformed tokenizer flag", args: []string{"--tokenizer", "m"}, wantErr: "want POOL=DIR"},
+		{name: "bad mode", args: []string{"--endpoints", "m=10.0.0.1:8000", "--tokenizer", "m=/t", "--tokenizer-mode", "psychic"}, wantErr: "want local, remote or drift"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, _, err := parseServeConfig(tt.args, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, cfg)
+		})
+	}
+}
+
+func TestNewPipeline(t *testing.T) {
+	tests := []struct {
+		name    string
+		pools   []api.PoolConfig
+		wantErr string
+	}{
+		{name: "load only", pools: []api.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}},
+		{name: "remote tokenizer", pools: []api.PoolConfig{{Name: "m", Tokenizer: api.TokenizerConfig{Mode: api.TokenizerRemote}}}},
+		{name: "missing tokenizer dir", pools: []api.PoolConfig{{Name: "m", Tokenizer: api.TokenizerConfig{Dir: t.TempDir()}}}, wantErr: `pool "m"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := api.ServeConfig{Pools: tt.pools}.WithDefaults()
+			p, err := newPipeline(cfg, prometheus.NewRegistry(), pipelineHooks{})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || p.index == nil || p.scorer == nil {
+				t.Fatalf("newPipeline = %+v, %v", p, err)
+			}
+		})
+	}
+}

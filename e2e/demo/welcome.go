@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/template"
+
+	"github.com/warmroute/warmroute/e2e/harness"
+)
+
+var welcome = template.Must(template.New("welcome").Parse(`
+warmroute demo is running. Send a chat completion through Envoy:
+
+  curl -si {{.Envoy.URL "/v1/chat/completions"}} \
+    -H 'content-type: application/json' \
+    -d '{"model": "{{.Model}}", "messages": [{"role": "user", "content": "Tell me about prefix caching."}]}'
+
+The x-warmroute-served-by header names the simulator that answered and
+x-warmroute-decision explains the router's choice. In the answer,
+usage.prompt_tokens_details.cached_tokens counts the prompt tokens that
+simulator already held in its prefix cache: send the same request again to
+see whether it was routed to the warm one.
+
+  Envoy admin:      http://{{.Envoy.AdminAddr}}/   (stats: /stats?filter=ext_proc)
+  router metrics:   {{.Router.MetricsURL}}
+  router readiness: http://{{.Router.AdminAddr}}/readyz
+{{- range .Sims}}
+  {{.ID}} metrics:    http://{{.Addr}}/metrics
+{{- end}}
+  logs:             {{.Dir}}
+
+Press Ctrl-C to stop.
+`))
+
+func printWelcome(w io.Writer, st *harness.Stack, dir string) {
+	err := welcome.Execute(w, struct {
+		*harness.Stack
+		Model, Dir string
+	}{st, model, dir})
+	if err != nil {
+		fmt.Fprintln(w, "printing instructions:", err)
+	}
+}

@@ -1,0 +1,110 @@
+// Package envoy holds the Envoy configurations warmroute is documented and
+// tested with: standalone.yaml, a commented example for users, and the
+// templates the end-to-end harness renders, one per ext_proc body mode plus a
+// baseline that bypasses warmroute.
+package envoy
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"text/template"
+)
+
+//go:embed standalone.yaml *.yaml.tmpl partials.tmpl
+var files embed.FS
+
+// templates is parsed once; every config template shares partials.tmpl.
+var templates = template.Must(template.New("").Option("missingkey=error").
+	ParseFS(files, "*.yaml.tmpl", "partials.tmpl"))
+
+// Template names one renderable Envoy configuration.
+type Template string
+
+// The templates the harness can render.
+const (
+	// Buffered routes through warmroute with request_body_mode BUFFERED.
+	Buffered Template = "buffered.yaml.tmpl"
+	// FullDuplex routes through warmroute with request_body_mode
+	// FULL_DUPLEX_STREAMED.
+	FullDuplex Template = "full_duplex.yaml.tmpl"
+	// Direct sends every request to one upstream, without ext_proc: the
+	// baseline the load harness compares against.
+	Direct Template = "direct.yaml.tmpl"
+)
+
+// Templates lists every template, for callers that validate them all.
+func Templates() []Template { return []Template{Buffered, FullDuplex, Direct} }
+
+// DefaultBufferLimitBytes is Envoy's request body buffer limit when
+// Params.BufferLimitBytes is zero: above warmroute's default --max-body-bytes
+// (8 MiB) so that warmroute, not Envoy, answers oversize bodies.
+const DefaultBufferLimitBytes = 16 << 20
+
+// Params fills a template. All addresses are on 127.0.0.1. The zero value is
+// not renderable: ListenPort and AdminPort, and RouterPort or UpstreamPort as
+// the template needs, must be set.
+type Params struct {
+	ListenPort int // Envoy's HTTP listener
+	AdminPort  int // Envoy's admin API
+	RouterPort int // warmroute's ext_proc gRPC port (Buffered, FullDuplex)
+	// UpstreamPort is the single model server of the Direct template.
+	UpstreamPort int
+	// BufferLimitBytes bounds buffered request bodies; zero means
+	// DefaultBufferLimitBytes.
+	BufferLimitBytes int64
+	// AccessLog writes one line per request to Envoy's stdout.
+	AccessLog bool
+	// SubsetHintHeader turns the test-only request header x-e2e-subset-hint
+	// into envoy.lb.subset_hint metadata (ext_proc templates only).
+	SubsetHintHeader bool
+}
+
+// Render returns the configuration t filled with p.
+func Render(t Template, p Params) ([]byte, error) {
+	if err := p.check(t); err != nil {
+		return nil, fmt.Errorf("rendering %s: %w", t, err)
+	}
+	if p.BufferLimitBytes == 0 {
+		p.BufferLimitBytes = DefaultBufferLimitBytes
+	}
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, string(t), p); err != nil {
+		return nil, fmt.Errorf("rendering %s: %w", t, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Standalone returns standalone.yaml, the commented example configuration.
+func Standalone() []byte {
+	b, err := files.ReadFile("standalone.yaml")
+	if err != nil {
+		panic("envoy: standalone.yaml is embedded but unreadable: " + err.Error())
+	}
+	return b
+}
+
+func (p Params) check(t Template) error {
+	type port struct {
+		name  string
+		value int
+	}
+	ports := []port{{"ListenPort", p.ListenPort}, {"AdminPort", p.AdminPort}}
+	switch t {
+	case Buffered, FullDuplex:
+		ports = append(ports, port{"RouterPort", p.RouterPort})
+	case Direct:
+		ports = append(ports, port{"UpstreamPort", p.UpstreamPort})
+	default:
+		return fmt.Errorf("%w %q", ErrUnknownTemplate, t)
+	}
+	for _, pt := range ports {
+		if pt.value < 1 || pt.value > 65535 {
+			return fmt.Errorf("%w: %s must be 1-65535, got %d", ErrInvalidParams, pt.name, pt.value)
+		}
+	}
+	if p.BufferLimitBytes < 0 {
+		return fmt.Errorf("%w: BufferLimitBytes must not be negative", ErrInvalidParams)
+	}
+	return nil
+}

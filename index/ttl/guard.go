@@ -1,0 +1,196 @@
+package ttl
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// guardRefresh is how long one freshness verdict is reused on the hot path,
+// so TTL and Trust ask the event subscriber at most ten times a second per
+// endpoint rather than once per request.
+const guardRefresh = 100 * time.Millisecond
+
+// Pause reasons, for the admin report and logs.
+const (
+	reasonStale        = "stale"        // no event or heartbeat within FreshnessLimit
+	reasonDisconnected = "disconnected" // the relay reports its engine gone
+	reasonGap          = "gap"          // an unrecovered sequence gap
+	reasonUnknown      = "unknown"      // the subscriber has never seen the endpoint
+)
+
+type guardState struct {
+	checked atomic.Int64 // ns; 0 never
+	paused  atomic.Bool
+	reason  atomic.Pointer[string]
+}
+
+// guard is the freshness guard: it pauses speculation for an endpoint whose
+// events cannot confirm predictions. A paused endpoint gets TTL 0 and trust
+// 0 rather than a longer TTL, because predictions kept alive while
+// confirmations cannot arrive only prolong false warm routes.
+type guard struct {
+	src   FreshnessSource
+	limit time.Duration
+	max   int
+	m     *metrics
+	log   *slog.Logger
+
+	states sync.Map // endpoint -> *guardState
+	mu     sync.Mutex
+	n      int
+}
+
+func newGuard(src FreshnessSource, limit time.Duration, maxEndpoints int, m *metrics, log *slog.Logger) *guard {
+	return &guard{src: src, limit: limit, max: maxEndpoints, m: m, log: log}
+}
+
+// verdict judges one endpoint's stream at now; "" means healthy.
+func (g *guard) verdict(endpoint string, now time.Time) string {
+	f, ok := g.src.Freshness(endpoint)
+	last := f.LastEvent
+	if f.LastHeartbeat.After(last) {
+		last = f.LastHeartbeat
+	}
+	switch {
+	case !ok:
+		return reasonUnknown
+	case f.Gap:
+		return reasonGap
+	case !f.Connected:
+		return reasonDisconnected
+	case last.IsZero() || now.Sub(last) > g.limit:
+		return reasonStale
+	}
+	return ""
+}
+
+// paused reports whether speculation is paused for endpoint at now,
+// re-judging at most every guardRefresh.
+func (g *guard) paused(endpoint string, now time.Time) bool {
+	if g.src == nil {
+		return false
+	}
+	st := g.state(endpoint)
+	if st == nil { // beyond the bound: judge every time, export nothing
+		return g.verdict(endpoint, now) != ""
+	}
+	if c := st.checked.Load(); c != 0 && now.UnixNano()-c < int64(guardRefresh) {
+		return st.paused.Load()
+	}
+	return g.judge(endpoint, st, now)
+}
+
+func (g *guard) judge(endpoint string, st *guardState, now time.Time) bool {
+	reason := g.verdict(endpoint, now)
+	st.checked.Store(now.UnixNano())
+	st.reason.Store(&reason)
+	paused := reason != ""
+	if st.paused.Swap(paused) != paused {
+		g.m.paused.WithLabelValues(endpoint).Set(b2f(paused))
+		if paused {
+			g.log.Warn("pausing speculation: endpoint's kv events cannot confirm predictions", "endpoint", endpoint, "reason", reason)
+		} else {
+			g.log.Info("resuming speculation", "endpoint", endpoint)
+		}
+	}
+	return paused
+}
+
+func (g *guard) state(endpoint string) *guardState {
+	if v, ok := g.states.Load(endpoint); ok {
+		return v.(*guardState)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if v, ok := g.states.Load(endpoint); ok {
+		return v.(*guardState)
+	}
+	if g.n >= g.max {
+		return nil
+	}
+	st := &guardState{}
+	g.states.Store(endpoint, st)
+	g.n++
+	g.m.paused.WithLabelValues(endpoint).Set(0)
+	return st
+}
+
+// refresh re-judges every known endpoint, so the paused gauge moves even for
+// endpoints no request asks about.
+func (g *guard) refresh(now time.Time) {
+	if g.src == nil {
+		return
+	}
+	g.states.Range(func(k, v any) bool {
+		g.judge(k.(string), v.(*guardState), now)
+		return true
+	})
+}
+
+// status reports an endpoint's last verdict without judging again.
+func (g *guard) status(endpoint string) (paused bool, reason string) {
+	if g.src == nil {
+		return false, ""
+	}
+	v, ok := g.states.Load(endpoint)
+	if !ok {
+		return false, ""
+	}
+	st := v.(*guardState)
+	if r := st.reason.Load(); r != nil {
+		reason = *r
+	}
+	return st.paused.Load(), reason
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// backlogPeak keeps the highest subscriber backlog sampled over the window:
+// J must cover the bursts, not the average.
+type backlogPeak struct {
+	src   BacklogGauge
+	width time.Duration
+
+	mu    sync.Mutex
+	marks []sample // decreasing in d: a monotonic queue for a sliding max
+}
+
+func newBacklogPeak(src BacklogGauge, width time.Duration) *backlogPeak {
+	return &backlogPeak{src: src, width: width}
+}
+
+// sample reads the gauge at now and returns the peak over the window.
+func (b *backlogPeak) sample(now time.Time) time.Duration {
+	if b.src == nil {
+		return 0
+	}
+	d := max(b.src.Backlog(), 0)
+	at := now.UnixNano()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.marks) > 0 && b.marks[len(b.marks)-1].d <= d {
+		b.marks = b.marks[:len(b.marks)-1]
+	}
+	b.marks = append(b.marks, sample{at, d})
+	for b.marks[0].at <= at-int64(b.width) {
+		b.marks = b.marks[1:]
+	}
+	return b.marks[0].d
+}
+
+// peak returns the last computed peak without sampling.
+func (b *backlogPeak) peak() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.marks) == 0 {
+		return 0
+	}
+	return b.marks[0].d
+}

@@ -1,0 +1,169 @@
+package ttl
+
+import (
+	"testing"
+	"time"
+
+	"github.com/warmroute/warmroute/index"
+)
+
+func TestGuardPausesAndResumes(t *testing.T) {
+	healthy := func(now time.Time) Freshness {
+		return Freshness{LastEvent: now.Add(-time.Second), Connected: true}
+	}
+	tests := []struct {
+		name   string
+		set    func(f *freshness, now time.Time)
+		reason string
+	}{
+		{"healthy", func(f *freshness, now time.Time) { f.set("e", healthy(now)) }, ""},
+		{"heartbeat keeps an idle endpoint fresh", func(f *freshness, now time.Time) {
+			f.set("e", Freshness{LastEvent: now.Add(-time.Hour), LastHeartbeat: now.Add(-time.Second), Connected: true})
+		}, ""},
+		{"stale", func(f *freshness, now time.Time) {
+			f.set("e", Freshness{LastEvent: now.Add(-6 * time.Second), LastHeartbeat: now.Add(-6 * time.Second), Connected: true})
+		}, reasonStale},
+		{"never heard", func(f *freshness, now time.Time) { f.set("e", Freshness{Connected: true}) }, reasonStale},
+		{"disconnected", func(f *freshness, now time.Time) {
+			v := healthy(now)
+			v.Connected = false
+			f.set("e", v)
+		}, reasonDisconnected},
+		{"unrecovered gap", func(f *freshness, now time.Time) {
+			v := healthy(now)
+			v.Gap = true
+			f.set("e", v)
+		}, reasonGap},
+		{"unknown endpoint", func(*freshness, time.Time) {}, reasonUnknown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &freshness{}
+			h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
+			tt.set(src, h.clk.now())
+			paused := tt.reason != ""
+			if got := h.TTL("e", "m"); (got == 0) != paused {
+				t.Fatalf("TTL %v, want paused=%v", got, paused)
+			}
+			if got := h.Trust("e", "m"); (got == 0) != paused {
+				t.Fatalf("Trust %v, want paused=%v", got, paused)
+			}
+			if got := h.value(t, "warmroute_ttl_speculation_paused", map[string]string{"endpoint": "e"}); got != b2f(paused) {
+				t.Fatalf("paused gauge %v, want %v", got, b2f(paused))
+			}
+			if p, reason := h.guard.status("e"); p != paused || reason != tt.reason {
+				t.Fatalf("status %v %q, want %v %q", p, reason, paused, tt.reason)
+			}
+			// Recovery: once events flow again the endpoint resumes after
+			// the verdict's refresh period.
+			src.set("e", healthy(h.clk.now()))
+			h.clk.advance(guardRefresh)
+			if got := h.TTL("e", "m"); got != DefaultStatic {
+				t.Fatalf("after recovery TTL %v, want %v", got, DefaultStatic)
+			}
+			if got := h.value(t, "warmroute_ttl_speculation_paused", map[string]string{"endpoint": "e"}); got != 0 {
+				t.Fatalf("paused gauge %v after recovery", got)
+			}
+		})
+	}
+}
+
+func TestGuardVerdictIsReusedWithinRefresh(t *testing.T) {
+	src := &freshness{}
+	h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
+	src.set("e", Freshness{LastEvent: h.clk.now(), Connected: true})
+	if h.TTL("e", "m") == 0 {
+		t.Fatal("healthy endpoint paused")
+	}
+	src.set("e", Freshness{LastEvent: h.clk.now(), Gap: true})
+	h.clk.advance(guardRefresh - time.Nanosecond)
+	if h.TTL("e", "m") == 0 {
+		t.Fatal("verdict re-judged before its refresh period")
+	}
+	h.clk.advance(time.Nanosecond)
+	if h.TTL("e", "m") != 0 {
+		t.Fatal("gap not seen after the refresh period")
+	}
+}
+
+// TestGuardRefreshMovesGauge: Run's step re-judges known endpoints even
+// when no request asks.
+func TestGuardRefreshMovesGauge(t *testing.T) {
+	src := &freshness{}
+	h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
+	src.set("e", Freshness{LastEvent: h.clk.now(), Connected: true})
+	h.TTL("e", "m")
+	h.clk.advance(10 * time.Second) // no event since: stale
+	h.step(h.clk.now())
+	if got := h.value(t, "warmroute_ttl_speculation_paused", map[string]string{"endpoint": "e"}); got != 1 {
+		t.Fatalf("paused gauge %v, want 1", got)
+	}
+}
+
+// TestGuardNeverLengthens: while paused an adaptive TTL is frozen, even when
+// the latencies measured around the outage would advise a longer one.
+func TestGuardNeverLengthens(t *testing.T) {
+	src := &freshness{}
+	h := newHarness(t, Config{Mode: ModeAdaptive, MinSamples: 10}, func(o *Options) { o.Freshness = src })
+	src.set("e", Freshness{LastEvent: h.clk.now(), Connected: true, Gap: true})
+	lat := make([]time.Duration, 10)
+	for i := range lat {
+		lat[i] = 4 * time.Second // confirmations replayed after the gap
+	}
+	h.feed(0, "e", "m", lat)
+	for range 5 {
+		h.step(h.clk.now())
+	}
+	if got := time.Duration(h.series.get("e", "m").current.Load()); got != DefaultStatic {
+		t.Fatalf("paused pair's TTL moved to %v", got)
+	}
+	if h.TTL("e", "m") != 0 {
+		t.Fatal("paused endpoint got a TTL")
+	}
+}
+
+func TestNoFreshnessSourceNeverPauses(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.clk.advance(time.Hour)
+	if h.TTL("e", "m") != DefaultStatic || h.Trust("e", "m") != 1 {
+		t.Fatal("paused without a freshness source")
+	}
+}
+
+func TestTrustFallsForFailingEndpoint(t *testing.T) {
+	h := newHarness(t, Config{MinSamples: 20, Window: dur(time.Minute)})
+	id := index.DecisionID(0)
+	next := func() index.DecisionID { id++; return id }
+	for i := range 19 { // below MinSamples: still 1
+		h.confirm(next(), "bad", "m", 0, index.Stale)
+		h.confirm(next(), "good", "m", 100*time.Millisecond, index.Confirmed)
+		_ = i
+	}
+	if got := h.Trust("bad", "m"); got != 1 {
+		t.Fatalf("trust %v before enough samples, want 1", got)
+	}
+	for range 21 {
+		if id%4 == 0 {
+			h.confirm(next(), "bad", "m", 2500*time.Millisecond, index.ConfirmedLate)
+		} else {
+			h.confirm(next(), "bad", "m", 0, index.Stale)
+		}
+		h.confirm(next(), "good", "m", 100*time.Millisecond, index.Confirmed)
+	}
+	bad := h.Trust("bad", "m")
+	if bad <= 0 || bad > 0.3 {
+		t.Fatalf("trust of failing endpoint %v, want a small positive share", bad)
+	}
+	if got := h.Trust("good", "m"); got != 1 {
+		t.Fatalf("trust of healthy endpoint %v, want 1", got)
+	}
+	h.step(h.clk.now())
+	if got := h.value(t, "warmroute_ttl_trust", map[string]string{"endpoint": "bad", "model": "m"}); !near(got, bad) {
+		t.Fatalf("trust gauge %v, want %v", got, bad)
+	}
+	// The window forgets: a minute later there are no samples, trust is 1.
+	h.clk.advance(time.Minute)
+	if got := h.Trust("bad", "m"); got != 1 {
+		t.Fatalf("trust %v after the window passed, want 1", got)
+	}
+}

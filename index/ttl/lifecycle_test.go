@@ -1,0 +1,91 @@
+package ttl
+
+import (
+	"testing"
+	"time"
+
+	"github.com/warmroute/warmroute/index"
+)
+
+// TestEndingsAccounting follows one 4-block decision whose blocks end in
+// every way: two confirmed on time, one after expiry (early expiry), one
+// never (stale expiry); plus a dropped block of another decision.
+func TestEndingsAccounting(t *testing.T) {
+	h := newHarness(t, Config{Replica: "r1"})
+	ep, model := "10.0.0.1:8000", "llama"
+	h.Begin(1, Route{Endpoint: ep, Model: model, PromptTokens: 2000, NewSpeculative: 4, BlockSize: 16, At: t0})
+	h.Begin(2, Route{Endpoint: ep, Model: model, PromptTokens: 20000, NewSpeculative: 1, BlockSize: 16, At: t0})
+	for _, o := range []index.Outcome{
+		{Kind: index.Confirmed, Endpoint: ep, Decision: 1, Blocks: 2, Latency: 300 * time.Millisecond},
+		{Kind: index.ConfirmedLate, Endpoint: ep, Decision: 1, Blocks: 1, Latency: 2400 * time.Millisecond},
+		{Kind: index.Dropped, Endpoint: ep, Decision: 2, Blocks: 1},
+		{Kind: index.Stale, Endpoint: ep, Decision: 1, Blocks: 1, Latency: 2 * time.Second},
+	} {
+		h.Observe(o)
+	}
+	for ending, want := range map[string]float64{"confirmed": 2, "early_expiry": 1, "stale_expiry": 1, "dropped": 1} {
+		if got := h.value(t, "warmroute_ttl_endings_total", map[string]string{"endpoint": ep, "model": model, "ending": ending}); got != want {
+			t.Errorf("endings{%s} = %v, want %v", ending, got, want)
+		}
+	}
+	hist := []struct {
+		block, ending string
+		sum           float64
+	}{
+		{"first", "confirmed", 0.3},
+		{"last", "late", 2.4},
+	}
+	for _, hh := range hist {
+		m := h.metric(t, "warmroute_ttl_confirmation_latency_seconds", map[string]string{"endpoint": ep, "model": model,
+			"prompt_class": "lt4k", "replica": "r1", "block": hh.block, "ending": hh.ending})
+		if m == nil || m.Histogram.GetSampleCount() != 1 || !near(m.Histogram.GetSampleSum(), hh.sum) {
+			t.Errorf("latency{block=%s,ending=%s} = %v, want one sample of %v", hh.block, hh.ending, m, hh.sum)
+		}
+	}
+	rep := h.Report()
+	want := Endings{Confirmed: 2, EarlyExpiry: 1, StaleExpiry: 1, Dropped: 1}
+	if len(rep.Rows) != 1 || rep.Rows[0].Endings != want || rep.Overall.Endings != want {
+		t.Fatalf("report endings %+v, want %+v", rep.Rows, want)
+	}
+	// The decision closed with a stale block: one failed decision, 16 tokens.
+	if e := rep.Rows[0].Exposure; !near(e.FailureProbability, 0.5) || !near(e.StaleTokens, 8) {
+		t.Fatalf("exposure %+v, want failure 1/2 (decision 2 closed by its drop), 8 stale tokens per decision", e)
+	}
+	if rep.Decisions != 0 {
+		t.Fatalf("%d decisions still tracked after every block ended", rep.Decisions)
+	}
+}
+
+// TestUnattributedOutcomes: outcomes of decisions this replica did not
+// begin, or naming another endpoint than the decision's, count under the
+// model "_unknown" and feed no latency.
+func TestUnattributedOutcomes(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.Begin(1, Route{Endpoint: "a", Model: "m", NewSpeculative: 1, BlockSize: 16, At: t0})
+	h.Observe(index.Outcome{Kind: index.Confirmed, Endpoint: "b", Decision: 1, Blocks: 1, Latency: time.Millisecond})
+	h.Observe(index.Outcome{Kind: index.Stale, Endpoint: "a", Decision: 99, Blocks: 3})
+	h.Observe(index.Outcome{Kind: index.Stale, Endpoint: "a", Decision: 98, Blocks: 0}) // nothing ended: ignored
+	if got := h.value(t, "warmroute_ttl_endings_total", map[string]string{"endpoint": "b", "model": labelUnknown, "ending": "confirmed"}); got != 1 {
+		t.Fatalf("unattributed confirmed = %v, want 1", got)
+	}
+	if got := h.value(t, "warmroute_ttl_endings_total", map[string]string{"endpoint": "a", "model": labelUnknown, "ending": "stale_expiry"}); got != 3 {
+		t.Fatalf("unattributed stale = %v, want 3", got)
+	}
+	if adv := h.Report().Overall.Advice; adv.Samples != 0 {
+		t.Fatalf("unattributed confirmation fed the advisor: %+v", adv)
+	}
+}
+
+func TestPromptClasses(t *testing.T) {
+	tests := []struct {
+		tokens int
+		want   string
+	}{{0, "lt1k"}, {1023, "lt1k"}, {1024, "lt4k"}, {4095, "lt4k"}, {4096, "lt16k"}, {16383, "lt16k"}, {16384, "ge16k"}, {1 << 30, "ge16k"}}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := classOf(tt.tokens).String(); got != tt.want {
+				t.Fatalf("classOf(%d) = %s, want %s", tt.tokens, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,104 @@
+package ttl
+
+import (
+	"time"
+
+	"github.com/warmroute/warmroute/index"
+)
+
+// closing is what one outcome did to its decision, worked out under the
+// shard lock and reported after it is released.
+type closing struct {
+	first, last *latencySample
+	closed      bool
+	tally       tally
+	advise      time.Duration // last-block latency for the advisor, 0 if none
+}
+
+// apply adds o to d.
+func (d *decision) apply(o index.Outcome, cl *closing) {
+	switch o.Kind {
+	case index.Confirmed, index.ConfirmedLate:
+		late := 0
+		if o.Kind == index.ConfirmedLate {
+			late = 1
+		}
+		if d.confirmed == 0 {
+			cl.first = &latencySample{class: d.class, block: 0, ending: late, d: o.Latency}
+		}
+		d.confirmed += o.Blocks
+		d.last, d.lastLate = o.Latency, late == 1
+	case index.Stale:
+		d.stale += o.Blocks
+	}
+	d.ended += o.Blocks
+	if d.ended < d.route.NewSpeculative {
+		return
+	}
+	d.lifeOpen = false
+	cl.closed = true
+	cl.tally.closed = 1
+	if d.stale > 0 {
+		cl.tally.failed = 1
+		cl.tally.staleTokens = int64(d.stale) * int64(max(d.route.BlockSize, 0))
+	}
+	if d.confirmed > 0 {
+		ending := 0
+		if d.lastLate {
+			ending = 1
+		}
+		cl.last = &latencySample{class: d.class, block: 1, ending: ending, d: d.last}
+		cl.advise = d.last
+	}
+}
+
+// Observe accounts one outcome reported by the index. It implements
+// index.Observer: pass the Controller as index.Options.Observer. Outcomes of
+// decisions this controller did not Begin (another replica's predictions,
+// or a full table) still count as endings and towards trust, under the model
+// "_unknown".
+func (c *Controller) Observe(o index.Outcome) {
+	if o.Blocks <= 0 {
+		return
+	}
+	now := c.now().UnixNano()
+	var cl closing
+	var s *series
+	sh := c.shard(o.Decision)
+	sh.mu.Lock()
+	if d := sh.byID[o.Decision]; d != nil && d.lifeOpen && d.route.Endpoint == o.Endpoint {
+		s = d.s
+		d.apply(o, &cl)
+		if cl.closed {
+			sh.forgetOrWait(o.Decision, d)
+		}
+	}
+	sh.mu.Unlock()
+	if s == nil {
+		s = c.series.get(o.Endpoint, labelUnknown)
+	}
+	cl.tally.addEnding(o.Kind, o.Blocks)
+	c.record(s, now, &cl.tally, cl.advise)
+	if int(o.Kind) < len(s.m.endings) {
+		s.m.endings[o.Kind].Add(float64(o.Blocks))
+	}
+	for _, l := range []*latencySample{cl.first, cl.last} {
+		if l != nil {
+			s.observeLatency(c.metrics, c.cfg.Replica, *l)
+		}
+	}
+}
+
+func (t *tally) addEnding(k index.OutcomeKind, blocks int) {
+	n := int64(blocks)
+	switch k {
+	case index.Confirmed:
+		t.confirmed += n
+	case index.ConfirmedLate:
+		t.late += n
+	case index.Stale:
+		t.stale += n
+	default:
+		t.dropped += n
+	}
+}

@@ -1,0 +1,58 @@
+package ttl
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Percentile is the share of route-to-confirmation latencies the TTL should
+// cover, in (0, 1]; 1 means the maximum. The zero value is not valid; parse
+// one with ParsePercentile.
+type Percentile float64
+
+// ParsePercentile reads "p95", "p99", "p99.9" or "max" (case-insensitive).
+func ParsePercentile(s string) (Percentile, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if t == "max" {
+		return 1, nil
+	}
+	num, ok := strings.CutPrefix(t, "p")
+	if !ok {
+		return 0, fmt.Errorf("parsing percentile %q: want \"max\" or \"pNN\": %w", s, ErrPercentile)
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || strings.ContainsAny(num, "eEnNxX_+-") {
+		return 0, fmt.Errorf("parsing percentile %q: %q is not a plain number: %w", s, num, ErrPercentile)
+	}
+	if !(v > 0 && v <= 100) {
+		return 0, fmt.Errorf("parsing percentile %q: want 0 < NN <= 100: %w", s, ErrPercentile)
+	}
+	return Percentile(v / 100), nil
+}
+
+// String writes the percentile as ParsePercentile reads it.
+func (p Percentile) String() string {
+	if p >= 1 {
+		return "max"
+	}
+	return "p" + strconv.FormatFloat(float64(p)*100, 'f', -1, 64)
+}
+
+// quantile returns the nearest-rank p-quantile of samples, sorting them in
+// place: the smallest sample with at least p of all samples at or below it.
+// Nearest rank always returns an observed latency, never an interpolation
+// between two, so "p99 covers 99% of confirmations" holds exactly for the
+// window. It returns 0 for no samples.
+func quantile(samples []time.Duration, p Percentile) time.Duration {
+	if len(samples) == 0 {
+		return 0
+	}
+	slices.Sort(samples)
+	rank := int(math.Ceil(float64(p)*float64(len(samples)) - 1e-9))
+	rank = min(max(rank, 1), len(samples))
+	return samples[rank-1]
+}

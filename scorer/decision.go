@@ -1,0 +1,131 @@
+package scorer
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/warmroute/warmroute/index"
+)
+
+// Basis is what the chosen endpoint's cached prefix rested on.
+type Basis uint8
+
+// Bases, a bounded set used as a metric label.
+const (
+	// BasisNone: no cached prefix was known for the chosen endpoint.
+	BasisNone Basis = iota
+	// BasisConfirmed: the endpoint's leading run was all confirmed by events.
+	BasisConfirmed
+	// BasisSpeculative: the run included predicted blocks.
+	BasisSpeculative
+)
+
+// String names the basis for logs and metric labels.
+func (b Basis) String() string {
+	switch b {
+	case BasisConfirmed:
+		return "confirmed"
+	case BasisSpeculative:
+		return "speculative"
+	}
+	return "none"
+}
+
+func basisOf(m index.Match) Basis {
+	switch {
+	case m.Speculative > 0:
+		return BasisSpeculative
+	case m.Confirmed > 0:
+		return BasisConfirmed
+	}
+	return BasisNone
+}
+
+// Decision is the outcome of Pick for one request. Commit it once Envoy has
+// been told where to send the request; Release it when the request ends. A
+// decision that is never committed (abandoned) costs nothing.
+//
+// Commit, ResponseStarted, Usage and Release may be called from any
+// goroutine; each takes effect at most once.
+type Decision struct {
+	// Pool names the pool the endpoint came from.
+	Pool string
+	// Endpoint is the chosen "ip:port".
+	Endpoint string
+	// Fallbacks are further endpoints in preference order.
+	Fallbacks []string
+	// Reason explains the choice for the decision header and debug logs.
+	Reason string
+	// ID names the decision in speculative entries and TTL outcomes.
+	ID index.DecisionID
+	// Basis is what the chosen endpoint's cached prefix rested on, and
+	// Match what it held of the prompt's leading blocks.
+	Basis Basis
+	Match index.Match
+
+	keys         []index.Key
+	model        string
+	promptTokens int
+	blockSize    int
+	prefill      int64
+	s            *Scorer // nil for decisions not made by a Scorer
+
+	committed, started, usage, released atomic.Bool
+}
+
+// Targets returns Endpoint followed by Fallbacks.
+func (d *Decision) Targets() []string {
+	return append([]string{d.Endpoint}, d.Fallbacks...)
+}
+
+// Commit starts the request's load and prefill-token accounting, inserts
+// speculative entries for the blocks the chosen endpoint lacks (unless the TTL
+// policy has paused speculation there) and starts the TTL policy's
+// route-to-confirmation clock. Calling it twice is a no-op.
+func (d *Decision) Commit() {
+	if d.s == nil || !d.committed.CompareAndSwap(false, true) {
+		return
+	}
+	start := time.Now()
+	d.s.load.add(d.Endpoint, 1)
+	d.s.load.addPrefill(d.Endpoint, d.prefill)
+	if len(d.keys) > 0 {
+		d.s.begin(d)
+	}
+	d.s.opts.Metrics.observe(stageCommit, start)
+}
+
+// ResponseStarted ends the prefill-token accounting: the engine has produced
+// its first response bytes, so the prompt is no longer queued for prefill.
+// extproc calls it on the response headers; it is optional, because Release
+// ends the accounting too. Idempotent; a no-op before Commit.
+func (d *Decision) ResponseStarted() {
+	if d.committed.Load() && d.started.CompareAndSwap(false, true) {
+		d.s.load.addPrefill(d.Endpoint, -d.prefill)
+	}
+}
+
+// Usage reports the response's usage.prompt_tokens_details.cached_tokens
+// (known=false when the response had none) to the TTL policy, when it
+// observes usage, so it can judge whether a speculative route produced the
+// predicted hit. Only the first call counts; a no-op before Commit and for
+// load-only decisions.
+func (d *Decision) Usage(promptTokens, cachedTokens int, known bool) {
+	if !d.committed.Load() || len(d.keys) == 0 || !d.usage.CompareAndSwap(false, true) {
+		return
+	}
+	if u, ok := d.s.opts.TTL.(UsageObserver); ok {
+		u.Usage(d.ID, promptTokens, cachedTokens, known)
+	}
+}
+
+// Release ends the request's load accounting (and its prefill accounting,
+// when ResponseStarted was not called). It is idempotent and a no-op for a
+// decision that was never committed.
+func (d *Decision) Release() {
+	if !d.committed.Load() || !d.released.CompareAndSwap(false, true) {
+		return
+	}
+	d.ResponseStarted()
+	d.s.load.add(d.Endpoint, -1)
+}

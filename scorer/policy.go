@@ -1,0 +1,75 @@
+package scorer
+
+import (
+	"time"
+
+	"github.com/warmroute/warmroute/index"
+)
+
+// Route describes a committed routing decision to the TTL policy. It mirrors
+// the index/ttl controller's Route field for field, so cmd can adapt one to the
+// other in a line.
+type Route struct {
+	Endpoint, Model string
+	// PromptTokens is the prompt's length; MatchedConfirmed and
+	// MatchedSpeculative the chosen endpoint's leading run split by kind
+	// (MatchedSpeculative > 0 means the route used a prediction).
+	PromptTokens, MatchedConfirmed, MatchedSpeculative int
+	// NewSpeculative is how many blocks were speculatively inserted.
+	NewSpeculative int
+	BlockSize      int
+	At             time.Time
+}
+
+// TTLPolicy is what the pipeline needs from the speculative-TTL controller.
+// Implementations must be safe for concurrent use and must not block.
+type TTLPolicy interface {
+	// TTL is the lifetime of new speculative entries for endpoint; 0 pauses
+	// speculation there (no inserts, and existing predictions are not
+	// trusted).
+	TTL(endpoint, model string) time.Duration
+	// Trust in [0,1] weighs speculative blocks in the prefix score.
+	Trust(endpoint, model string) float64
+	// Begin starts the route-to-confirmation clock of a committed decision.
+	Begin(id index.DecisionID, r Route)
+}
+
+// UsageObserver is implemented by policies that judge predictions by the
+// engine's reported cached tokens. Decision.Usage forwards to it.
+type UsageObserver interface {
+	Usage(id index.DecisionID, promptTokens, cachedTokens int, known bool)
+}
+
+// DefaultTTL is the TTL of StaticTTL's zero value: the common starting
+// hypothesis before any latency has been measured.
+const DefaultTTL = 2 * time.Second
+
+// StaticTTL is the policy used without a controller: a fixed TTL and full
+// trust everywhere. The zero value gives DefaultTTL; it is safe for
+// concurrent use.
+type StaticTTL struct {
+	// D is the TTL; zero means DefaultTTL, negative pauses speculation.
+	D time.Duration
+}
+
+// TTL returns the fixed TTL.
+func (s StaticTTL) TTL(string, string) time.Duration {
+	switch {
+	case s.D == 0:
+		return DefaultTTL
+	case s.D < 0:
+		return 0
+	}
+	return s.D
+}
+
+// Trust is 1 while speculation is on and 0 when paused.
+func (s StaticTTL) Trust(string, string) float64 {
+	if s.D < 0 {
+		return 0
+	}
+	return 1
+}
+
+// Begin does nothing: a static policy learns nothing from decisions.
+func (StaticTTL) Begin(index.DecisionID, Route) {}

@@ -1,0 +1,151 @@
+package scorer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/warmroute/warmroute/tokenizer"
+)
+
+// Tokens turns a request's prompt into the token ids its engine will see.
+// endpoints are the pool's candidates, for implementations that ask an engine.
+// Implementations are safe for concurrent use.
+type Tokens interface {
+	Tokens(ctx context.Context, req *Request, endpoints []string) ([]uint32, error)
+}
+
+// chatRequest is the template's view of a chat request. The generation prompt
+// is on unless the request turned it off, as the OpenAI servers default.
+func chatRequest(req *Request) (tokenizer.ChatRequest, error) {
+	msgs := make([]json.RawMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		if len(m.Raw) == 0 {
+			return tokenizer.ChatRequest{}, fmt.Errorf("message %d: %w", i, ErrNoRawMessage)
+		}
+		msgs[i] = m.Raw
+	}
+	raw, err := json.Marshal(msgs)
+	if err != nil {
+		return tokenizer.ChatRequest{}, fmt.Errorf("encoding messages: %w", err)
+	}
+	return tokenizer.ChatRequest{
+		Messages:            raw,
+		Tools:               req.Tools,
+		Kwargs:              req.ChatTemplateKwargs,
+		AddGenerationPrompt: !req.NoGenerationPrompt,
+	}, nil
+}
+
+// firstPrompt returns the completion prompt routing keys on: a batch of
+// prompts is routed by its first, which is the one the engine schedules first.
+func firstPrompt(req *Request) (text string, ids []int, ok bool) {
+	switch {
+	case len(req.PromptTokenIDs) > 0:
+		return "", req.PromptTokenIDs[0], true
+	case len(req.Prompts) > 0:
+		return req.Prompts[0], nil, true
+	}
+	return "", nil, false
+}
+
+// tokenIDs converts caller-given ids, rejecting ones no vocabulary has.
+func tokenIDs(ids []int) ([]uint32, error) {
+	out := make([]uint32, len(ids))
+	for i, id := range ids {
+		if id < 0 || id > 1<<32-1 {
+			return nil, fmt.Errorf("prompt token %d is %d: %w", i, id, ErrBadTokenID)
+		}
+		out[i] = uint32(id)
+	}
+	return out, nil
+}
+
+// LocalTokens encodes in process: chat through the template and a prefix
+// cache (turn N+1 re-uses turn N's ids), completions with special tokens.
+// Safe for concurrent use; build it with NewLocalTokens.
+type LocalTokens struct {
+	tk     *tokenizer.Tokenizer
+	chat   *tokenizer.ChatTemplate // nil: the model has no chat template
+	prefix *tokenizer.PrefixCache
+}
+
+// DefaultPrefixCacheBytes bounds each pool's chat prefix cache.
+const DefaultPrefixCacheBytes = 64 << 20
+
+// NewLocalTokens wraps a loaded tokenizer. A model without a chat template
+// still routes completions; its chat requests fail with ErrNoChatTemplate.
+func NewLocalTokens(tk *tokenizer.Tokenizer) *LocalTokens {
+	chat, _ := tk.ChatTemplate() // absent template: chat requests report it
+	return &LocalTokens{tk: tk, chat: chat, prefix: tokenizer.NewPrefixCache(tk, DefaultPrefixCacheBytes)}
+}
+
+// Tokens implements Tokens.
+func (l *LocalTokens) Tokens(_ context.Context, req *Request, _ []string) ([]uint32, error) {
+	if req.Kind == KindChat {
+		return l.chatTokens(req)
+	}
+	text, ids, ok := firstPrompt(req)
+	switch {
+	case !ok:
+		return nil, nil
+	case ids != nil:
+		return tokenIDs(ids)
+	}
+	return l.tk.Encode(text, true)
+}
+
+func (l *LocalTokens) chatTokens(req *Request) ([]uint32, error) {
+	if l.chat == nil {
+		return nil, ErrNoChatTemplate
+	}
+	cr, err := chatRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	text, err := l.chat.Render(cr)
+	if err != nil {
+		return nil, err
+	}
+	return l.prefix.Encode(text, false)
+}
+
+// RemoteTokens asks one of the pool's engines (POST /tokenize), chosen at
+// random so no engine carries all tokenization. Safe for concurrent use.
+type RemoteTokens struct {
+	client  *http.Client
+	timeout time.Duration
+}
+
+// NewRemoteTokens bounds each call by timeout.
+func NewRemoteTokens(client *http.Client, timeout time.Duration) *RemoteTokens {
+	return &RemoteTokens{client: client, timeout: timeout}
+}
+
+// Tokens implements Tokens.
+func (r *RemoteTokens) Tokens(ctx context.Context, req *Request, endpoints []string) ([]uint32, error) {
+	if len(endpoints) == 0 {
+		return nil, ErrNoEndpoint
+	}
+	remote := tokenizer.NewRemote("http://"+endpoints[rand.IntN(len(endpoints))], r.client)
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	if req.Kind == KindChat {
+		cr, err := chatRequest(req)
+		if err != nil {
+			return nil, err
+		}
+		return remote.TokenizeChat(ctx, cr)
+	}
+	text, ids, ok := firstPrompt(req)
+	switch {
+	case !ok:
+		return nil, nil
+	case ids != nil:
+		return tokenIDs(ids)
+	}
+	return remote.Tokenize(ctx, text, true)
+}
