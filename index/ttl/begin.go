@@ -42,16 +42,16 @@ func (c *Controller) Begin(id index.DecisionID, r Route) {
 		return
 	}
 	if r.NewSpeculative > 0 {
-		c.record(s, at, &tally{begun: 1}, 0)
+		c.record(s, at, &tally{begun: 1}, 0, false)
 	}
 }
 
-// record adds t, and a latency for the advisor when positive, to s and to
+// record adds t, and a latency for the advisor when sampled, to s and to
 // the overall series.
-func (c *Controller) record(s *series, now int64, t *tally, latency time.Duration) {
-	s.record(now, t, latency)
+func (c *Controller) record(s *series, now int64, t *tally, latency time.Duration, sampled bool) {
+	s.record(now, t, latency, sampled)
 	if s != c.series.all {
-		c.series.all.record(now, t, latency)
+		c.series.all.record(now, t, latency, sampled)
 	}
 }
 

@@ -1,18 +1,14 @@
 package ttl
 
-import (
-	"time"
-
-	"github.com/warmroute/warmroute/index"
-)
+import "github.com/warmroute/warmroute/index"
 
 // closing is what one outcome did to its decision, worked out under the
 // shard lock and reported after it is released.
 type closing struct {
-	first, last *latencySample
-	closed      bool
-	tally       tally
-	advise      time.Duration // last-block latency for the advisor, 0 if none
+	first, last       latencySample
+	hasFirst, hasLast bool // hasLast also means last.d goes to the advisor
+	closed            bool
+	tally             tally
 }
 
 // apply adds o to d.
@@ -24,7 +20,7 @@ func (d *decision) apply(o index.Outcome, cl *closing) {
 			late = 1
 		}
 		if d.confirmed == 0 {
-			cl.first = &latencySample{class: d.class, block: 0, ending: late, d: o.Latency}
+			cl.first, cl.hasFirst = latencySample{class: d.class, block: 0, ending: late, d: o.Latency}, true
 		}
 		d.confirmed += o.Blocks
 		d.last, d.lastLate = o.Latency, late == 1
@@ -47,8 +43,7 @@ func (d *decision) apply(o index.Outcome, cl *closing) {
 		if d.lastLate {
 			ending = 1
 		}
-		cl.last = &latencySample{class: d.class, block: 1, ending: ending, d: d.last}
-		cl.advise = d.last
+		cl.last, cl.hasLast = latencySample{class: d.class, block: 1, ending: ending, d: d.last}, true
 	}
 }
 
@@ -78,14 +73,15 @@ func (c *Controller) Observe(o index.Outcome) {
 		s = c.series.get(o.Endpoint, labelUnknown)
 	}
 	cl.tally.addEnding(o.Kind, o.Blocks)
-	c.record(s, now, &cl.tally, cl.advise)
+	c.record(s, now, &cl.tally, cl.last.d, cl.hasLast)
 	if int(o.Kind) < len(s.m.endings) {
 		s.m.endings[o.Kind].Add(float64(o.Blocks))
 	}
-	for _, l := range []*latencySample{cl.first, cl.last} {
-		if l != nil {
-			s.observeLatency(c.metrics, c.cfg.Replica, *l)
-		}
+	if cl.hasFirst {
+		s.observeLatency(c.metrics, c.cfg.Replica, cl.first)
+	}
+	if cl.hasLast {
+		s.observeLatency(c.metrics, c.cfg.Replica, cl.last)
 	}
 }
 

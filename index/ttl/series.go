@@ -32,11 +32,11 @@ type latencySample struct {
 
 // record adds one outcome's tallies and, when the decision closed with a
 // confirmation, its last-block latency to the advisor window.
-func (s *series) record(now int64, t *tally, advise time.Duration) {
+func (s *series) record(now int64, t *tally, latency time.Duration, sampled bool) {
 	s.mu.Lock()
 	s.win.bucket(now).add(t)
-	if advise > 0 {
-		s.win.observe(now, advise)
+	if sampled {
+		s.win.observe(now, latency)
 	}
 	s.mu.Unlock()
 }

@@ -1,0 +1,112 @@
+package ttl
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/yaml"
+)
+
+type ruleFile struct {
+	Groups []struct {
+		Name  string `json:"name"`
+		Rules []struct {
+			Alert       string            `json:"alert"`
+			Expr        string            `json:"expr"`
+			For         string            `json:"for"`
+			Labels      map[string]string `json:"labels"`
+			Annotations map[string]string `json:"annotations"`
+		} `json:"rules"`
+	} `json:"groups"`
+}
+
+// registeredNames lists the metric names a controller registers, from the
+// collectors' descriptors.
+func registeredNames(t *testing.T) map[string]bool {
+	t.Helper()
+	ch := make(chan *prometheus.Desc, 64)
+	go func() {
+		for _, c := range newMetrics().collectors() {
+			c.Describe(ch)
+		}
+		close(ch)
+	}()
+	fq := regexp.MustCompile(`fqName: "([^"]+)"`)
+	names := map[string]bool{}
+	for d := range ch {
+		m := fq.FindStringSubmatch(d.String())
+		if m == nil {
+			t.Fatalf("cannot read a name from %s", d)
+		}
+		names[m[1]] = true
+	}
+	return names
+}
+
+func TestAlertRules(t *testing.T) {
+	b, err := os.ReadFile("alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f ruleFile
+	if err := yaml.UnmarshalStrict(b, &f); err != nil {
+		t.Fatalf("parsing alerts.yaml: %v", err)
+	}
+	names := registeredNames(t)
+	metricRef := regexp.MustCompile(`\bwarmroute_[a-z0-9_]+`)
+	histSuffix := regexp.MustCompile(`_(bucket|sum|count)$`)
+	seen := map[string]bool{}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			t.Run(r.Alert, func(t *testing.T) {
+				if r.Alert == "" || r.Expr == "" || r.For == "" || r.Labels["severity"] == "" || r.Annotations["summary"] == "" {
+					t.Fatalf("rule lacks alert, expr, for, severity or summary: %+v", r)
+				}
+				if strings.Count(r.Expr, "(") != strings.Count(r.Expr, ")") {
+					t.Fatalf("unbalanced parentheses in %s", r.Expr)
+				}
+				refs := metricRef.FindAllString(r.Expr+" "+r.Annotations["description"], -1)
+				if len(refs) == 0 {
+					t.Fatal("rule references no warmroute metric")
+				}
+				for _, ref := range refs {
+					if !names[ref] && !names[histSuffix.ReplaceAllString(ref, "")] {
+						t.Errorf("%s is not a metric this package registers", ref)
+					}
+					seen[ref] = true
+				}
+			})
+		}
+	}
+	// The seed's three alerts: late confirmations, stale expiries, backlog.
+	for _, must := range []string{"warmroute_ttl_endings_total", "warmroute_ttl_backlog_slack_ratio"} {
+		if !seen[must] {
+			t.Errorf("no alert on %s", must)
+		}
+	}
+}
+
+// TestMetricNames checks the naming conventions of everything registered.
+func TestMetricNames(t *testing.T) {
+	for name := range registeredNames(t) {
+		if !strings.HasPrefix(name, "warmroute_ttl_") {
+			t.Errorf("%s lacks the warmroute_ttl_ prefix", name)
+		}
+	}
+	h := newHarness(t, Config{})
+	h.feed(0, "e", "m", seedLatencies()[:5])
+	h.Usage(0, 1, 1, true)
+	h.step(h.clk.now())
+	fams, err := h.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetType().String() == "COUNTER" && !strings.HasSuffix(f.GetName(), "_total") {
+			t.Errorf("counter %s lacks _total", f.GetName())
+		}
+	}
+}
