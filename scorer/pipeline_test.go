@@ -381,3 +381,23 @@ func TestStaticTTL(t *testing.T) {
 		})
 	}
 }
+
+// A pool that discovery creates after New is weighed with the configured
+// weights, not zero ones: load still decides.
+func TestDiscoveredPoolIsWeighed(t *testing.T) {
+	pools := NewPools(pipePools, "")
+	load := &Load{}
+	s := New(pools, load, Options{})
+	pools.AddEndpoint("late", "10.0.5.1:8000")
+	pools.AddEndpoint("late", "10.0.5.2:8000")
+	load.add("10.0.5.1:8000", 3)
+	for range 20 {
+		d, err := s.Pick(context.Background(), &Request{Model: "late"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Endpoint != "10.0.5.2:8000" {
+			t.Fatalf("picked loaded %s (%s)", d.Endpoint, d.Reason)
+		}
+	}
+}

@@ -104,15 +104,6 @@ func sortedUnique(in []string) []string {
 	return slices.Compact(out)
 }
 
-// each calls fn for every pool.
-func (p *Pools) each(fn func(*pool)) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	for _, pl := range p.byName {
-		fn(pl)
-	}
-}
-
 // identity is the cache identity a request keys under in pl. The model is the
 // pool's name, the name relays publish the pool's events under, so aliases
 // share blocks; a model naming one of the pool's adapters keys under it.

@@ -39,7 +39,7 @@ type Scorer struct {
 	pools   *Pools
 	load    *Load
 	opts    Options
-	weights map[*pool]weights
+	weights sync.Map // *pool -> weights, resolved once per pool
 	nextID  atomic.Uint64
 	scratch sync.Pool // *work
 }
@@ -49,8 +49,7 @@ func New(pools *Pools, load *Load, opts Options) *Scorer {
 	if opts.TTL == nil {
 		opts.TTL = StaticTTL{}
 	}
-	s := &Scorer{pools: pools, load: load, opts: opts, weights: map[*pool]weights{}}
-	pools.each(func(pl *pool) { s.weights[pl] = resolveWeights(opts.Scoring, pl.scoring) })
+	s := &Scorer{pools: pools, load: load, opts: opts}
 	// Random high bits keep replicas' decision ids apart when they share
 	// speculative entries.
 	s.nextID.Store(rand.Uint64() &^ (1<<32 - 1))
@@ -124,7 +123,7 @@ func (s *Scorer) decide(w *work, pl *pool, candidates []string, d *Decision, not
 		f.trust = s.trust(f, pl.name)
 	}
 	start := time.Now()
-	w.combiner = combiner{w: s.weights[pl], engine: s.opts.EngineLoad, part: w.part, total: w.total}
+	w.combiner = combiner{w: s.weightsOf(pl), engine: s.opts.EngineLoad, part: w.part, total: w.total}
 	total := w.combine(f)
 	best, fb, ties := choose(total, w.w.epsilon, s.opts.Fallbacks)
 	s.opts.Metrics.observe(stageScore, start)
@@ -140,6 +139,17 @@ func (s *Scorer) decide(w *work, pl *pool, candidates []string, d *Decision, not
 	d.prefill = int64(max(0, d.promptTokens-d.Match.Blocks()*d.blockSize))
 	d.Reason = reason(f, best, total[best], ties, w.herded, note)
 	s.opts.Metrics.decision(d.Basis)
+}
+
+// weightsOf resolves a pool's weights on first use, so pools that discovery
+// creates after New are weighed like configured ones.
+func (s *Scorer) weightsOf(pl *pool) weights {
+	if w, ok := s.weights.Load(pl); ok {
+		return w.(weights)
+	}
+	w := resolveWeights(s.opts.Scoring, pl.scoring)
+	s.weights.Store(pl, w)
+	return w
 }
 
 // trust asks the TTL policy once per candidate that matched speculatively;

@@ -91,6 +91,9 @@ func (e engineScore) Score(f *field, dst []float64) {
 			continue
 		}
 		queue[i], dst[i] = q, 1-clamp01(kv)
+		if kv != kv { // NaN usage: unknown, not empty
+			dst[i] = neutral
+		}
 		if !any {
 			lo, hi, any = q, q, true
 		}

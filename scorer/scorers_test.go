@@ -95,7 +95,7 @@ func TestEngineScore(t *testing.T) {
 		{name: "equal queues, kv differs", g: gauges{e[0]: {1, 0, 0}, e[1]: {1, 0, 0.5}, e[2]: {1, 0, 1}}, want: []float64{1, 0.75, 0.5}},
 		{name: "queues differ", g: gauges{e[0]: {0, 0, 0}, e[1]: {2, 2, 0}, e[2]: {4, 4, 0}}, want: []float64{1, 0.75, 0.5}},
 		{name: "one missing is neutral", g: gauges{e[0]: {0, 0, 0}, e[2]: {4, 4, 1}}, want: []float64{1, 0.5, 0}},
-		{name: "out of range kv clamped", g: gauges{e[0]: {0, 0, -3}, e[1]: {0, 0, 7}, e[2]: {0, 0, math.NaN()}}, want: []float64{1, 0.5, 1}},
+		{name: "out of range kv clamped", g: gauges{e[0]: {0, 0, -3}, e[1]: {0, 0, 7}, e[2]: {0, 0, math.NaN()}}, want: []float64{1, 0.5, 0.75}},
 		{name: "nan queue is unknown", g: gauges{e[0]: {math.NaN(), 0, 0}, e[1]: {0, 0, 0}, e[2]: {0, 0, 0}}, want: []float64{0.5, 1, 1}},
 	}
 	for _, tt := range tests {
