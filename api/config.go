@@ -47,6 +47,9 @@ type ServeConfig struct {
 	Scoring ScoringConfig `json:"scoring,omitempty"`
 	// Events configures KV event ingestion over NATS (see EventsConfig).
 	Events EventsConfig `json:"events,omitempty"`
+	// TTL controls the lifetime of speculative index entries (see TTLConfig).
+	// Its grace follows index.grace, the one place it is configured.
+	TTL TTLConfig `json:"ttl,omitempty"`
 }
 
 // TLSConfig configures TLS on the ext_proc gRPC listener.
@@ -109,6 +112,8 @@ func (c ServeConfig) WithDefaults() ServeConfig {
 		c.MaxGRPCMessageBytes = int(c.MaxBodyBytes) + 1<<20
 	}
 	c.Index = c.Index.WithDefaults()
+	c.TTL.Grace = c.Index.Grace
+	c.TTL = c.TTL.WithDefaults()
 	return c
 }
 
@@ -129,6 +134,12 @@ func (c ServeConfig) Validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, validateRouting(c)...)
+	if c.TTL.Grace != 0 {
+		errs = append(errs, errors.New("ttl.grace is taken from index.grace; set that instead"))
+	}
+	if err := c.TTL.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

@@ -27,6 +27,8 @@ func TestValidate(t *testing.T) {
 		{name: "hostname endpoint", cfg: ServeConfig{Pools: []PoolConfig{{Name: "m", Endpoints: []string{"pod:8000"}}}}, wantErr: "literal IP"},
 		{name: "endpoint without port", cfg: ServeConfig{Pools: []PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1"}}}}, wantErr: "want ip:port"},
 		{name: "endpoint bad port", cfg: ServeConfig{Pools: []PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:0"}}}}, wantErr: "port must be"},
+		{name: "ttl grace set", cfg: ServeConfig{TTL: TTLConfig{Grace: Duration(time.Second)}}, wantErr: "index.grace"},
+		{name: "bad ttl mode", cfg: ServeConfig{TTL: TTLConfig{Mode: "sometimes"}}, wantErr: "mode must be"},
 		{name: "unknown default pool", cfg: ServeConfig{DefaultPool: "nope"}, wantErr: `defaultPool "nope"`},
 	}
 	for _, tt := range tests {

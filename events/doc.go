@@ -3,7 +3,9 @@
 // to NATS (filling gaps from the engine's replay socket and announcing
 // explicit resets when it cannot), and, on the router side, follows the
 // streams per model, checks sequence continuity per Source, applies batches
-// in order to a Sink and tracks freshness and membership.
+// in order to a Sink (IndexSink writes them to an index.Index) and tracks
+// freshness and membership (Discovery turns relay heartbeats into routable
+// endpoints).
 //
 // Nothing is lost silently: every gap, reset, malformed payload, overflow and
 // expiry is counted (metrics.go) and, when it makes a Source's state unknown,
@@ -14,9 +16,18 @@
 // The subjects, headers and heartbeat schema are in package api. A batch
 // message carries the engine's msgpack payload unchanged; a reset message
 // has no body and tells routers to clear the Source and resume at the
-// sequence in its header. JetStream replay for a restarting router will hook
-// in where Subscriber subscribes (a stream consumer feeding the same queue);
-// it is not implemented yet.
+// sequence in its header.
+//
+// # JetStream
+//
+// Optionally a JetStream stream (EnsureStream; created by a relay or a
+// router) retains the event subjects for a bounded age. Relays keep
+// publishing with core NATS and the server stores what matches. A starting
+// Subscriber with ReplayStream first subscribes live (holding messages in its
+// queue), then applies the stream's retained messages through the same
+// sequence checks, then closes Ready and drains the queue: messages already
+// replayed are dropped as duplicates by sequence, so nothing is applied twice
+// and nothing is missed between the two.
 //
 // # Concurrency
 //
@@ -26,8 +37,10 @@
 // share only the bounded outbox and atomics; Run waits for all of them. A
 // Subscriber's NATS handlers never block: they enqueue into a bounded channel
 // (overflow counted) drained by the single apply goroutine of Run, which is
-// the only caller of the Sink and Membership. Freshness and Sources may be
-// called from any goroutine.
+// the only caller of the Sink and Membership; the start-up replay runs on
+// that goroutine too, before the live loop. Freshness, EndpointFreshness,
+// Sources and Ready may be called from any goroutine. IndexSink is safe for
+// concurrent use; Discovery is not and relies on that single caller.
 //
 // # Ownership
 //
@@ -35,5 +48,8 @@
 // closes it after Run returns. A Relay owns its ZMQ sockets and the
 // Subscriber owns its NATS subscriptions; both release them before Run
 // returns. Batches passed to Sink.ApplyBatch are borrowed for the duration of
-// the call. EmbeddedServer owns the in-process NATS server until Close.
+// the call. EmbeddedServer owns the in-process NATS server until Close. An
+// IndexSink writes to the *index.Index it was given and owns nothing; the
+// caller keeps the index. The ordered consumer of a replay belongs to Run
+// and is stopped before the live loop starts.
 package events

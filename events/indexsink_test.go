@@ -27,7 +27,18 @@ func stored16(first uint64, parent uint64, hasParent bool, tok, n int) events.Ev
 
 func batchOf(evs ...events.Event) *events.Batch { return &events.Batch{Events: evs} }
 
-func TestIndexSink(t *testing.T) {
+// sinkCase applies some calls to a sink, then checks what the endpoint
+// holds under id and which drops were counted.
+type sinkCase struct {
+	name        string
+	apply       func(s *events.IndexSink)
+	id          index.Identity
+	wantBlocks  int
+	wantWeight  float64
+	wantDropped map[string]float64
+}
+
+func indexSinkCases() []sinkCase {
 	src := events.Source{Model: testModel, Endpoint: sinkEndpoint}
 	rank1 := events.Source{Model: testModel, Endpoint: sinkEndpoint, DPRank: 1}
 	lora := stored16(1, 0, false, 0, 2)
@@ -39,14 +50,7 @@ func TestIndexSink(t *testing.T) {
 	removed := events.Event{Kind: events.KindBlockRemoved, BlockHashes: []uint64{2}}
 	unknownRemoved := events.Event{Kind: events.KindBlockRemoved, BlockHashes: []uint64{99}}
 	cleared := events.Event{Kind: events.KindAllBlocksCleared}
-	tests := []struct {
-		name        string
-		apply       func(s *events.IndexSink)
-		id          index.Identity
-		wantBlocks  int
-		wantWeight  float64
-		wantDropped map[string]float64
-	}{
+	return []sinkCase{
 		{"stored under the model", func(s *events.IndexSink) { s.ApplyBatch(src, batchOf(stored16(1, 0, false, 0, 2))) },
 			index.Identity{Model: testModel}, 2, 2, nil},
 		{"stored under the adapter", func(s *events.IndexSink) { s.ApplyBatch(src, batchOf(lora)) },
@@ -85,7 +89,10 @@ func TestIndexSink(t *testing.T) {
 			s.ClearEndpoint(sinkEndpoint)
 		}, index.Identity{Model: testModel}, 0, 0, nil},
 	}
-	for _, tc := range tests {
+}
+
+func TestIndexSink(t *testing.T) {
+	for _, tc := range indexSinkCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			ix, err := index.New(index.Options{})
 			if err != nil {

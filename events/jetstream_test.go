@@ -125,6 +125,8 @@ func TestJetStreamReplay(t *testing.T) {
 			{0, true, nil}, {0, false, storedPayload(11, 0, 0, 1)}}, 1, 3, 0},
 		{"a retained gap clears", testStream, []msg{{5, false, storedPayload(1, 0, 0, 2)},
 			{9, false, storedPayload(11, 0, 1000, 1)}}, 0, 2, 0},
+		{"a retained malformed batch clears", testStream, []msg{{5, false, storedPayload(1, 0, 0, 2)},
+			{6, false, []byte{0xc1}}}, 0, 2, 0},
 		{"missing stream: ready from live events", "NOSUCH", []msg{{5, false, storedPayload(1, 0, 0, 2)}}, 0, 0, 1},
 	}
 	for _, tc := range tests {
@@ -151,6 +153,9 @@ func TestJetStreamReplay(t *testing.T) {
 			}
 			if got := plainCounter(t, reg, "warmroute_events_replay_failures_total"); got != tc.wantFailures {
 				t.Errorf("replay failures = %v, want %v", got, tc.wantFailures)
+			}
+			if n := histogramCount(t, reg, "warmroute_events_subscriber_event_lag_seconds"); n != 0 {
+				t.Errorf("replayed batches recorded %d live-lag samples, want 0", n)
 			}
 		})
 	}
@@ -188,6 +193,21 @@ func plainCounter(t testing.TB, reg *prometheus.Registry, name string) float64 {
 	for _, mf := range mfs {
 		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
 			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+// histogramCount reads an unlabelled histogram's sample count; 0 when absent.
+func histogramCount(t testing.TB, reg *prometheus.Registry, name string) uint64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
 		}
 	}
 	return 0

@@ -3,6 +3,8 @@ package events
 import (
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -103,6 +105,10 @@ func StartEmbeddedWith(o EmbeddedOptions) (*EmbeddedServer, error) {
 	port := o.Port
 	if port == 0 {
 		port = server.RANDOM_PORT
+	} else if err := portFree(o.Host, port); err != nil {
+		// The server itself only reports "not ready" when its port is
+		// taken; say why.
+		return nil, fmt.Errorf("starting embedded NATS: %w", err)
 	}
 	srv, err := server.NewServer(&server.Options{Host: o.Host, Port: port, NoLog: true, NoSigs: true,
 		MaxPayload: 8 << 20, JetStream: o.JetStreamDir != "", StoreDir: o.JetStreamDir})
@@ -124,4 +130,13 @@ func (e *EmbeddedServer) ClientURL() string { return e.srv.ClientURL() }
 func (e *EmbeddedServer) Close() {
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
+}
+
+// portFree checks that host:port can be listened on now.
+func portFree(host string, port int) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return err
+	}
+	return ln.Close()
 }

@@ -10,8 +10,8 @@ type Source struct {
 	DPRank   int
 }
 
-// Sink is what the subscriber feeds: the index. It is declared here, by its
-// consumer's supplier, so events does not import index; cmd wires the two.
+// Sink is what the subscriber feeds: the index, through IndexSink. It is an
+// interface so tests and tools can observe the stream without an index.
 //
 // The subscriber calls a Sink from a single goroutine, in order per Source,
 // and expects each call to return quickly (no I/O). b and its slices are only

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -53,6 +54,9 @@ type Subscriber struct {
 
 	replay *replayMetrics
 	ready  chan struct{}
+	// wait is how long the message handled last waited in queue, in
+	// nanoseconds: the subscriber backlog the TTL's slack must cover.
+	wait atomic.Int64
 
 	mu         sync.RWMutex
 	streams    map[Source]*streamState
@@ -110,6 +114,7 @@ func (s *Subscriber) Run(ctx context.Context) error {
 			return nil
 		case in := <-s.queue:
 			s.metrics.queued.Set(float64(len(s.queue)))
+			s.wait.Store(int64(s.now().Sub(in.at)))
 			s.handle(in)
 		case <-tick.C:
 			s.expire()
@@ -168,6 +173,10 @@ func (s *Subscriber) eventSubjects() []string {
 // configured, replayed it (or given up, counted and logged), so the index
 // holds what the stream retained before the router reports ready.
 func (s *Subscriber) Ready() <-chan struct{} { return s.ready }
+
+// Backlog is how long the message handled last had waited in the
+// subscriber's queue. Safe for concurrent use.
+func (s *Subscriber) Backlog() time.Duration { return time.Duration(s.wait.Load()) }
 
 // catchUp replays the configured stream and then closes Ready. A failed
 // replay does not stop the router: it serves from live events, as it would

@@ -114,3 +114,46 @@ func BenchmarkParseRequest(b *testing.B) {
 		}
 	}
 }
+
+// streamingExchange is a streaming completion whose response arrives as
+// chunks token events (one per body message, as vLLM flushes them) and a
+// usage event, in response body mode respMode.
+func streamingExchange(chunks int, respMode bodyMode) []*extprocv3.ProcessingRequest {
+	reqs := []*extprocv3.ProcessingRequest{
+		first(reqHeaders("/v1/completions", false), buffered, respMode),
+		reqBody(completion("m", "hello"), true),
+		respHeadersWith("200", sseType, false),
+	}
+	token := []byte(`data: {"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n")
+	for range chunks {
+		reqs = append(reqs, respBody(token, false))
+	}
+	return append(reqs, respBody([]byte(sseUsage), true))
+}
+
+// BenchmarkStreamingResponse measures a whole streaming exchange with and
+// without usage parsing: the difference is what reading usage costs the
+// streaming path.
+func BenchmarkStreamingResponse(b *testing.B) {
+	for _, chunks := range []int{10, 100, 1000} {
+		for _, respMode := range []bodyMode{streamed, duplex} {
+			for _, off := range []bool{false, true} {
+				name := fmt.Sprintf("%d_chunks/%v/parsing=%v", chunks, respMode, !off)
+				b.Run(name, func(b *testing.B) {
+					srv, err := extproc.New(scorer.New(scorer.NewPools(testPools, ""), &scorer.Load{}, scorer.Options{}),
+						extproc.Options{DisableResponseParsing: off}, nil, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					reqs := streamingExchange(chunks, respMode)
+					b.ReportAllocs()
+					for b.Loop() {
+						if err := srv.Process(&scriptStream{reqs: reqs}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}

@@ -22,10 +22,20 @@
 // The destination is the header x-gateway-destination-endpoint (the chosen
 // endpoint, then fallbacks, comma-separated) and the same value in dynamic
 // metadata envoy.lb. The routing Decision is committed when that answer is
-// sent and released when the response ends, the stream breaks or the client
+// sent, hears ResponseStarted on the response headers, and hears Usage once
+// and then Release when the response ends, the stream breaks or the client
 // goes away. Release happens at the latest when Envoy closes the stream, so
 // Envoy must send response headers (and, to count until the last byte, the
 // response body) for the load accounting to cover the whole response.
+//
+// # Response usage
+//
+// When Envoy sends response bodies, usage.prompt_tokens and
+// usage.prompt_tokens_details.cached_tokens are read from 2xx responses: an
+// incremental line scanner for event streams (keeping only the last data
+// line with a non-null usage) and a bounded buffer for JSON bodies
+// (Options.MaxResponseBytes). A missing or null cached_tokens is reported as
+// unknown, never as zero. Bodies are passed on unchanged.
 //
 // # Concurrency
 //
@@ -37,5 +47,6 @@
 //
 // Process owns its receive goroutine, which ends when Recv fails; gRPC makes
 // it fail once Process returns. Body bytes received from Envoy are referenced,
-// not copied, by the answers that echo them.
+// not copied, by the answers that echo them; the usage readers copy what they
+// keep, at most about Options.MaxResponseBytes per direction of use.
 package extproc

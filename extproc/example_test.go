@@ -91,3 +91,20 @@ func ExampleServer() {
 	// x-gateway-destination-endpoint: 10.0.0.7:8000
 	// 10.0.0.7:8000
 }
+
+// A chat request that continues the assistant's last message turns the
+// generation prompt off, which changes the tokens the engine will see.
+func ExampleParseRequest_generationPrompt() {
+	req, err := extproc.ParseRequest("/v1/chat/completions", []byte(`{
+		"model": "llama",
+		"messages": [{"role": "user", "content": "Count"}, {"role": "assistant", "content": "1, 2,"}],
+		"add_generation_prompt": false,
+		"stream": true,
+		"stream_options": {"include_usage": true}
+	}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(req.NoGenerationPrompt, req.Stream)
+	// Output: true true
+}

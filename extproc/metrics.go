@@ -52,6 +52,11 @@ type metrics struct {
 	requests         [numOutcomes]prometheus.Counter
 	decisionDuration prometheus.Histogram
 	streamsActive    prometheus.Gauge
+	// Router-observed prompt cache hit rate: both counters add only responses
+	// whose cached_tokens was reported, so cached/prompt is the hit rate.
+	promptTokens, cachedTokens prometheus.Counter
+	// usage is indexed by whether cached_tokens was known: [0] unknown, [1] known.
+	usage [2]prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -74,13 +79,44 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	for o := range numOutcomes {
 		m.requests[o] = requests.WithLabelValues(o.String())
 	}
+	usage := m.addUsage()
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{requests, m.decisionDuration, m.streamsActive} {
+	for _, c := range []prometheus.Collector{requests, m.decisionDuration, m.streamsActive, m.promptTokens, m.cachedTokens, usage} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering extproc metrics: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// addUsage makes the response usage metrics and returns the labelled vector
+// to register.
+func (m *metrics) addUsage() *prometheus.CounterVec {
+	m.promptTokens = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "warmroute", Subsystem: "extproc", Name: "prompt_tokens_total",
+		Help: "Prompt tokens reported by responses whose cached_tokens was known.",
+	})
+	m.cachedTokens = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "warmroute", Subsystem: "extproc", Name: "cached_tokens_total",
+		Help: "Prompt tokens the engines reported as served from their prefix cache.",
+	})
+	usage := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "warmroute", Subsystem: "extproc", Name: "usage_total",
+		Help: "Routed responses by whether their cached-token usage was known.",
+	}, []string{"result"})
+	m.usage[0], m.usage[1] = usage.WithLabelValues("unknown"), usage.WithLabelValues("known")
+	return usage
+}
+
+// observeUsage counts one routed response's usage.
+func (m *metrics) observeUsage(u usage) {
+	if !u.known {
+		m.usage[0].Inc()
+		return
+	}
+	m.usage[1].Inc()
+	m.promptTokens.Add(float64(u.prompt))
+	m.cachedTokens.Add(float64(u.cached))
 }

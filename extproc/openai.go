@@ -27,6 +27,21 @@ type wireRequest struct {
 	ChatTemplateKwargs jsontext.Value `json:"chat_template_kwargs"`
 	Stream             jsontext.Value `json:"stream"`
 	CacheSalt          jsontext.Value `json:"cache_salt"`
+	// AddGenerationPrompt is read for chat requests only, as vLLM does.
+	AddGenerationPrompt jsontext.Value `json:"add_generation_prompt"`
+	StreamOptions       jsontext.Value `json:"stream_options"`
+}
+
+// wireStreamOptions is stream_options; only include_usage matters to the
+// router (whether a streaming response will end with a usage event).
+type wireStreamOptions struct {
+	IncludeUsage jsontext.Value `json:"include_usage"`
+}
+
+// requestExtras is what the router reads from a request for its response
+// rather than for routing.
+type requestExtras struct {
+	includeUsage bool
 }
 
 // decodeOptions accept duplicate member names (the last one wins) because the
@@ -40,18 +55,24 @@ var decodeOptions = jsontext.AllowDuplicateNames(true)
 // other paths never fail: their body is only searched for a top-level "model"
 // string and the request is routed on load alone.
 func ParseRequest(path string, body []byte) (*scorer.Request, error) {
+	req, _, err := parseRequest(path, body)
+	return req, err
+}
+
+func parseRequest(path string, body []byte) (*scorer.Request, requestExtras, error) {
+	var extra requestExtras
 	path, _, _ = strings.Cut(path, "?")
 	req := &scorer.Request{Kind: kindOf(path), Path: path, BodyBytes: len(body)}
 	if req.Kind == scorer.KindOther {
 		req.Model = sniffModel(body)
-		return req, nil
+		return req, extra, nil
 	}
 	var w wireRequest
 	if err := decodeObject(body, &w); err != nil {
-		return nil, err
+		return nil, extra, err
 	}
-	if err := w.readCommon(req); err != nil {
-		return nil, err
+	if err := w.readCommon(req, &extra); err != nil {
+		return nil, extra, err
 	}
 	var err error
 	if req.Kind == scorer.KindCompletion {
@@ -60,9 +81,9 @@ func ParseRequest(path string, body []byte) (*scorer.Request, error) {
 		err = w.readChat(req)
 	}
 	if err != nil {
-		return nil, err
+		return nil, extra, err
 	}
-	return req, nil
+	return req, extra, nil
 }
 
 // routeOnLoad describes a request whose body is unavailable or incomplete: it
@@ -93,7 +114,7 @@ func decodeObject(body []byte, w *wireRequest) error {
 	return nil
 }
 
-func (w *wireRequest) readCommon(req *scorer.Request) error {
+func (w *wireRequest) readCommon(req *scorer.Request, extra *requestExtras) error {
 	if w.Model.Kind() != '"' {
 		return &fieldError{"model", ErrMissingModel}
 	}
@@ -103,7 +124,24 @@ func (w *wireRequest) readCommon(req *scorer.Request) error {
 	if err := optional(w.Stream, "stream", "a boolean", &req.Stream); err != nil {
 		return err
 	}
+	if err := w.readStreamOptions(extra); err != nil {
+		return err
+	}
 	return optional(w.CacheSalt, "cache_salt", "a string", &req.CacheSalt)
+}
+
+// readStreamOptions reads stream_options.include_usage. vLLM rejects
+// stream_options on a non-streaming request; the router leaves that to the
+// engine and only checks types.
+func (w *wireRequest) readStreamOptions(extra *requestExtras) error {
+	if isNull(w.StreamOptions) {
+		return nil
+	}
+	var so wireStreamOptions
+	if w.StreamOptions.Kind() != '{' || json.Unmarshal(w.StreamOptions, &so, decodeOptions) != nil {
+		return wrongType("stream_options", "an object")
+	}
+	return optional(so.IncludeUsage, "stream_options.include_usage", "a boolean", &extra.includeUsage)
 }
 
 // optional decodes v into out unless it is absent or null.

@@ -40,6 +40,11 @@ func (w *wireRequest) readChat(req *scorer.Request) error {
 			return err
 		}
 	}
+	addGenerationPrompt := true // vLLM's default
+	if err := optional(w.AddGenerationPrompt, "add_generation_prompt", "a boolean", &addGenerationPrompt); err != nil {
+		return err
+	}
+	req.NoGenerationPrompt = !addGenerationPrompt
 	var err error
 	if req.Tools, err = rawOfKind(w.Tools, '[', "tools", "a list"); err != nil {
 		return err

@@ -35,7 +35,7 @@ func (st *stream) routeBufferedBody(body []byte, complete bool) reply {
 		if !complete {
 			return routeOnLoad(st.path, body), nil
 		}
-		return ParseRequest(st.path, body)
+		return st.parse(body)
 	})
 	if err != nil {
 		return st.fail(err)
@@ -49,7 +49,7 @@ func (st *stream) routeBufferedBody(body []byte, complete bool) reply {
 // length, then the body goes back in chunks, then the trailers response when
 // the body ended with trailers.
 func (st *stream) routeDuplex(trailers bool) reply {
-	d, err := st.decide(func() (*scorer.Request, error) { return ParseRequest(st.path, st.body) })
+	d, err := st.decide(func() (*scorer.Request, error) { return st.parse(st.body) })
 	if err != nil {
 		return st.fail(err)
 	}
@@ -75,6 +75,7 @@ func (st *stream) decide(parse func() (*scorer.Request, error)) (*scorer.Decisio
 		return nil, err
 	}
 	req.Subset = st.subset
+	st.streaming = req.Stream
 	d, err := st.srv.picker.Pick(st.ctx, req)
 	if err == nil && d == nil {
 		err = errNilDecision
@@ -84,8 +85,20 @@ func (st *stream) decide(parse func() (*scorer.Request, error)) (*scorer.Decisio
 
 func (st *stream) routed(d *scorer.Decision, routeMsg *extprocv3.ProcessingResponse, msgs []*extprocv3.ProcessingResponse) reply {
 	st.decision, st.routeMsg = d, routeMsg
+	st.life = lifecycle(d)
+	if st.srv.track != nil {
+		st.life = st.srv.track(d)
+	}
 	routeMsg.DynamicMetadata = destinationMetadata(destination(d))
 	return reply{msgs: msgs}
+}
+
+// parse reads a complete request body, keeping what the response reader
+// needs to know.
+func (st *stream) parse(body []byte) (*scorer.Request, error) {
+	req, extra, err := parseRequest(st.path, body)
+	st.includeUsage = extra.includeUsage
+	return req, err
 }
 
 // routingResponse sets the destination (and decision) headers and asks Envoy

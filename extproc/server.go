@@ -83,13 +83,28 @@ type Options struct {
 	// DisableDecisionHeader stops the x-warmroute-decision request and
 	// response headers.
 	DisableDecisionHeader bool
+	// DisableResponseParsing stops reading usage from response bodies; every
+	// decision then gets Usage(0, 0, false). Parsing only happens when Envoy
+	// sends response bodies (a response_body_mode other than NONE).
+	DisableResponseParsing bool
+	// MaxResponseBytes bounds the memory spent on one response: the kept
+	// body of a non-streaming response, or one line of a streaming one.
+	// Beyond it the usage is unknown. Default DefaultMaxResponseBytes.
+	MaxResponseBytes int64
 }
+
+// DefaultMaxResponseBytes is the default Options.MaxResponseBytes: far above
+// a completion's usage-bearing JSON body, small enough to keep per stream.
+const DefaultMaxResponseBytes = 1 << 20
 
 // Validate reports every problem in o, joined, or nil.
 func (o Options) Validate() error {
 	var errs []error
 	if o.MaxBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("max body bytes must not be negative, got %d", o.MaxBodyBytes))
+	}
+	if o.MaxResponseBytes < 0 {
+		errs = append(errs, fmt.Errorf("max response bytes must not be negative, got %d", o.MaxResponseBytes))
 	}
 	if _, ok := bodyModeNames[o.DefaultBodyMode]; !ok {
 		errs = append(errs, fmt.Errorf("unknown default body mode %d", int(o.DefaultBodyMode)))
@@ -100,6 +115,9 @@ func (o Options) Validate() error {
 func (o Options) withDefaults() Options {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = api.DefaultMaxBodyBytes
+	}
+	if o.MaxResponseBytes == 0 {
+		o.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	return o
 }
@@ -115,6 +133,18 @@ type Server struct {
 	opts    Options
 	metrics *metrics
 	log     *slog.Logger
+	// track wraps each decision a stream drives; nil drives it directly.
+	// Tests set it to observe the lifecycle calls.
+	track func(*scorer.Decision) lifecycle
+}
+
+// lifecycle is what a stream calls on a routing decision, in this order:
+// Commit, ResponseStarted, Usage, Release. *scorer.Decision implements it.
+type lifecycle interface {
+	Commit()
+	ResponseStarted()
+	Usage(promptTokens, cachedTokens int, known bool)
+	Release()
 }
 
 // New returns a Server that routes with p. Metrics are registered on reg
@@ -150,8 +180,8 @@ func (s *Server) Process(srv extprocv3.ExternalProcessor_ProcessServer) error {
 	s.metrics.streamsActive.Inc()
 	defer s.metrics.streamsActive.Dec()
 	st := newStream(ctx, s)
-	// Releasing on every return covers a broken stream and a cancelled client.
-	defer st.release()
+	// Ending on every return covers a broken stream and a cancelled client.
+	defer st.end()
 
 	done := make(chan struct{})
 	defer close(done)

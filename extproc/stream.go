@@ -31,6 +31,15 @@ type stream struct {
 	body          []byte   // accumulated in FULL_DUPLEX_STREAMED
 
 	decision *scorer.Decision
+	life     lifecycle // drives decision; set with it
+	// committed is set once the answer naming the destination was sent.
+	committed bool
+	// streaming and includeUsage are the request's stream and
+	// stream_options.include_usage, for reading the response.
+	streaming, includeUsage bool
+	// usage reads the response body; nil when it is not read.
+	usage *usageReader
+	ended bool // end ran
 	// routeMsg is the response that tells Envoy the destination; sending it
 	// commits decision.
 	routeMsg *extprocv3.ProcessingResponse
@@ -191,43 +200,13 @@ func (st *stream) onRequestTrailers() reply {
 	return one(requestTrailersResponse())
 }
 
-func (st *stream) onResponseHeaders(h *extprocv3.HttpHeaders) reply {
-	common := &extprocv3.CommonResponse{}
-	if st.decision != nil && !st.srv.opts.DisableDecisionHeader {
-		common.HeaderMutation = setHeaders(decisionHeader(st.decision))
-	}
-	if h.GetEndOfStream() {
-		st.release()
-	}
-	return one(responseHeadersResponse(common))
-}
-
-func (st *stream) onResponseBody(b *extprocv3.HttpBody) reply {
-	if b.GetEndOfStream() {
-		st.release()
-	}
-	return one(passResponseBody(st.respMode, b))
-}
-
-func (st *stream) onResponseTrailers() reply {
-	st.release()
-	return one(responseTrailersResponse())
-}
-
 func (st *stream) commit() {
 	st.routeMsg = nil
-	st.decision.Commit()
+	st.life.Commit()
+	st.committed = true
 	st.srv.metrics.requests[outcomeRouted].Inc()
 	st.srv.log.Debug("routed request", "endpoint", st.decision.Endpoint, "pool", st.decision.Pool,
 		"fallbacks", len(st.decision.Fallbacks), "reason", st.decision.Reason)
-}
-
-// release ends the request's load accounting; it is idempotent and a no-op
-// for a decision that was never committed.
-func (st *stream) release() {
-	if st.decision != nil {
-		st.decision.Release()
-	}
 }
 
 // fail answers the request with the error's status and OpenAI error body.

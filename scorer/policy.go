@@ -4,22 +4,12 @@ import (
 	"time"
 
 	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/index/ttl"
 )
 
-// Route describes a committed routing decision to the TTL policy. It mirrors
-// the index/ttl controller's Route field for field, so cmd can adapt one to the
-// other in a line.
-type Route struct {
-	Endpoint, Model string
-	// PromptTokens is the prompt's length; MatchedConfirmed and
-	// MatchedSpeculative the chosen endpoint's leading run split by kind
-	// (MatchedSpeculative > 0 means the route used a prediction).
-	PromptTokens, MatchedConfirmed, MatchedSpeculative int
-	// NewSpeculative is how many blocks were speculatively inserted.
-	NewSpeculative int
-	BlockSize      int
-	At             time.Time
-}
+// Route describes a committed routing decision to the TTL policy; it is the
+// index/ttl controller's own type, so *ttl.Controller is a TTLPolicy as is.
+type Route = ttl.Route
 
 // TTLPolicy is what the pipeline needs from the speculative-TTL controller.
 // Implementations must be safe for concurrent use and must not block.

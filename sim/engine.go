@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,8 +19,17 @@ type Request struct {
 	Prompt string
 	// Tokens are prompt token ids given by the client.
 	Tokens []int
+	// Chat, when set, is the chat request Prompt was flattened from; a real
+	// tokenizer renders it with the model's chat template instead.
+	Chat *ChatPrompt
 	// MaxTokens bounds the generated tokens; zero means Options.DefaultMaxTokens.
 	MaxTokens int
+	// LoRA names the adapter the request runs under; empty for the base model.
+	LoRA string
+	// CacheSalt isolates this request's cached blocks from other tenants'.
+	CacheSalt string
+	// FailPrefill makes prefill fail after admission, storing no block.
+	FailPrefill bool
 }
 
 // Token is one generated token; a plain value.
@@ -45,27 +55,37 @@ type costModel struct {
 	ttft, prefillPerToken, decodePerToken time.Duration
 }
 
-// prefill is the time from admission to the first token for a prompt of n
-// tokens of which cached were already in the prefix cache.
-func (c costModel) prefill(n, cached int) time.Duration {
-	return c.ttft + time.Duration(n-cached)*c.prefillPerToken
+// step is the time one prefill step of n uncached tokens takes; the first
+// step of a request also pays the TTFT.
+func (c costModel) step(n int, first bool) time.Duration {
+	d := time.Duration(n) * c.prefillPerToken
+	if first {
+		d += c.ttft
+	}
+	return d
 }
 
 // Engine runs requests like a model server: each waits for one of
-// MaxRunning slots, pays the prefill cost, then decodes token by token.
-// Create it with NewEngine (the zero value is not usable); it is safe for
-// concurrent use.
+// MaxRunning slots, looks its prompt up in the prefix cache, pays the
+// prefill cost of the uncached tokens, then decodes token by token.
+// Create it with NewEngine (the zero value is not usable) and Close it; it
+// is safe for concurrent use.
 type Engine struct {
-	tokenizer        Tokenizer
+	encoder          promptEncoder
 	cost             costModel
 	maxModelLen      int
 	defaultMaxTokens int
+	prefillChunk     int
 	slots            chan struct{} // a buffered slot is a running request
 	metrics          *engineMetrics
+	cache            *kvCache
+	events           *eventEndpoints // nil when KV events are off
+	pub              *publisher      // nil when KV events are off
 }
 
 // NewEngine returns an engine configured by opts (defaults applied) whose
-// gauges and counters are registered on reg.
+// gauges and counters are registered on reg. With a KV events endpoint it
+// binds its ZMQ sockets and starts publishing; Close releases them.
 func NewEngine(opts Options, reg prometheus.Registerer) (*Engine, error) {
 	opts = opts.WithDefaults()
 	if err := opts.Validate(); err != nil {
@@ -75,19 +95,40 @@ func NewEngine(opts Options, reg prometheus.Registerer) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{
-		tokenizer:        opts.Tokenizer,
+	m.cacheConfig.WithLabelValues(strconv.Itoa(opts.BlockSize), strconv.Itoa(opts.NumBlocks), "True").Set(1)
+	e := &Engine{
+		encoder:          standInEncoder{opts.Tokenizer},
 		cost:             costModel{opts.TTFT, opts.PrefillPerToken, opts.DecodePerToken},
 		maxModelLen:      opts.MaxModelLen,
 		defaultMaxTokens: opts.DefaultMaxTokens,
+		prefillChunk:     opts.PrefillChunk,
 		slots:            make(chan struct{}, opts.MaxRunning),
 		metrics:          m,
-	}, nil
+	}
+	if opts.TokenizerDir != "" {
+		if e.encoder, err = loadHFEncoder(opts.TokenizerDir); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.startEvents(opts, reg); err != nil {
+		return nil, err
+	}
+	e.cache = newKVCache(opts, e.pub, m)
+	return e, nil
 }
 
-// Submit tokenizes req, waits for a running slot and pays the prefill cost.
-// It returns a Sequence ready to decode, which the caller must Close. When ctx
-// ends first, Submit gives up its place and returns ctx's error.
+// Close stops publishing KV events and closes the event sockets. Requests
+// still running finish normally. It is safe to call more than once.
+func (e *Engine) Close() {
+	if e.events != nil {
+		e.events.close()
+		e.events = nil
+	}
+}
+
+// Submit tokenizes req, waits for a running slot and prefills. It returns a
+// Sequence ready to decode, which the caller must Close. When ctx ends
+// first, Submit gives up its place and returns ctx's error.
 func (e *Engine) Submit(ctx context.Context, req Request) (*Sequence, error) {
 	seq, err := e.newSequence(req)
 	if err != nil {
@@ -97,17 +138,26 @@ func (e *Engine) Submit(ctx context.Context, req Request) (*Sequence, error) {
 		return nil, fmt.Errorf("waiting for a running slot: %w", err)
 	}
 	seq.engine = e
-	if err := e.prefill(ctx, seq); err != nil {
+	if err := e.prefill(ctx, seq, req); err != nil {
 		seq.Close()
 		return nil, err
 	}
 	return seq, nil
 }
 
+// Tokenize returns req's prompt ids as Submit would compute them, with
+// vLLM's add_special_tokens.
+func (e *Engine) Tokenize(req Request, addSpecial bool) ([]int, error) {
+	if req.Tokens != nil {
+		return req.Tokens, nil
+	}
+	return e.encoder.encode(req, addSpecial)
+}
+
 func (e *Engine) newSequence(req Request) (*Sequence, error) {
-	prompt := req.Tokens
-	if prompt == nil {
-		prompt = e.tokenizer.Encode(req.Prompt)
+	prompt, err := e.Tokenize(req, req.Chat == nil)
+	if err != nil {
+		return nil, err
 	}
 	if len(prompt) == 0 {
 		return nil, ErrEmptyPrompt
@@ -151,12 +201,27 @@ func (e *Engine) release() {
 	e.metrics.running.Dec()
 }
 
-// prefill computes the prompt's KV state. There is no prefix cache yet, so
-// every prompt token is computed and none is reported cached.
-func (e *Engine) prefill(ctx context.Context, seq *Sequence) error {
-	seq.cached = 0
-	if err := sleep(ctx, e.cost.prefill(len(seq.prompt), seq.cached)); err != nil {
-		return fmt.Errorf("prefilling: %w", err)
+// prefill looks the prompt up in the prefix cache and computes the rest in
+// steps of prefillChunk tokens (one step when 0). Each step first stores the
+// blocks it fills (one event batch), then pays its cost; the first step also
+// pays the TTFT.
+func (e *Engine) prefill(ctx context.Context, seq *Sequence, req Request) error {
+	if req.FailPrefill {
+		return fmt.Errorf("prefilling: %w (requested by %s)", ErrPrefillFailed, failPrefillHeader)
+	}
+	seq.blocks = e.cache.begin(seq.prompt, blockExtra{lora: req.LoRA, salt: req.CacheSalt})
+	seq.cached = seq.blocks.cached
+	done := seq.cached
+	for step := 0; done < len(seq.prompt); step++ {
+		end := len(seq.prompt)
+		if e.prefillChunk > 0 {
+			end = min(end, done+e.prefillChunk)
+		}
+		e.cache.store(seq.blocks, seq.prompt, end)
+		if err := sleep(ctx, e.cost.step(end-done, step == 0)); err != nil {
+			return fmt.Errorf("prefilling: %w", err)
+		}
+		done = end
 	}
 	e.metrics.promptTokens.Add(float64(len(seq.prompt)))
 	return nil

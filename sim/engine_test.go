@@ -207,16 +207,18 @@ func TestCostModelPrefill(t *testing.T) {
 	tests := []struct {
 		name         string
 		prompt, hits int
+		first        bool
 		want         time.Duration
 	}{
-		{"nothing cached", 10, 0, 15 * time.Millisecond},
-		{"half cached", 10, 5, 10 * time.Millisecond},
-		{"all but one cached", 10, 9, 6 * time.Millisecond},
+		{"nothing cached", 10, 0, true, 15 * time.Millisecond},
+		{"half cached", 10, 5, true, 10 * time.Millisecond},
+		{"all but one cached", 10, 9, true, 6 * time.Millisecond},
+		{"later chunk pays no ttft", 10, 0, false, 10 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := c.prefill(tt.prompt, tt.hits); got != tt.want {
-				t.Fatalf("prefill(%d, %d) = %v, want %v", tt.prompt, tt.hits, got, tt.want)
+			if got := c.step(tt.prompt-tt.hits, tt.first); got != tt.want {
+				t.Fatalf("step(%d, %v) = %v, want %v", tt.prompt-tt.hits, tt.first, got, tt.want)
 			}
 		})
 	}

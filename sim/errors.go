@@ -28,6 +28,16 @@ var (
 	ErrBodyTooLarge = errors.New("request body too large")
 	// ErrInjectedFault is wrapped by the error an x-sim-status header produces.
 	ErrInjectedFault = errors.New("injected fault")
+	// ErrPrefillFailed is the error an x-sim-fail-prefill header produces
+	// after admission; the request stores no blocks.
+	ErrPrefillFailed = fmt.Errorf("%w: prefill failed", ErrInjectedFault)
+	// ErrCacheInUse means a prefix-cache reset was refused because running
+	// requests hold blocks, as vLLM refuses it.
+	ErrCacheInUse = errors.New("prefix cache in use")
+	// ErrBadEventFormat names an unknown --kv-events-format.
+	ErrBadEventFormat = errors.New("unknown kv event format (want map or array)")
+	// ErrNoChatTemplate means chat was asked of a tokenizer without a template.
+	ErrNoChatTemplate = fmt.Errorf("%w: the tokenizer has no chat template", ErrInvalidRequest)
 )
 
 // errClientGone means writing to the client failed: it disconnected.
@@ -60,6 +70,8 @@ func classify(err error) (status int, errType, outcome string) {
 	switch {
 	case errors.As(err, &fault):
 		return fault.status, errTypeFor(fault.status), outcomeInjectedFault
+	case errors.Is(err, ErrPrefillFailed):
+		return http.StatusInternalServerError, api.ErrTypeInternal, outcomeInjectedFault
 	case errors.Is(err, ErrInvalidRequest):
 		return http.StatusBadRequest, api.ErrTypeInvalidRequest, outcomeBadRequest
 	case errors.Is(err, ErrUnknownModel):

@@ -16,12 +16,16 @@ const (
 	// delayHeader asks the simulator to wait this Go duration before
 	// answering.
 	delayHeader = "x-sim-delay"
+	// failPrefillHeader set to "true" makes the request fail after
+	// admission, before any block is stored.
+	failPrefillHeader = "x-sim-fail-prefill"
 )
 
 // fault is what a request's headers asked for; the zero value asks nothing.
 type fault struct {
-	delay  time.Duration
-	status int
+	delay       time.Duration
+	status      int
+	failPrefill bool
 }
 
 func parseFault(h http.Header) (fault, error) {
@@ -39,6 +43,13 @@ func parseFault(h http.Header) (fault, error) {
 			return fault{}, fmt.Errorf("%w: %s must be an error status 400-599, got %q", ErrBadFaultHeader, statusHeader, v)
 		}
 		f.status = n
+	}
+	if v := h.Get(failPrefillHeader); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fault{}, fmt.Errorf("%w: %s must be true or false, got %q", ErrBadFaultHeader, failPrefillHeader, v)
+		}
+		f.failPrefill = b
 	}
 	return f, nil
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -21,6 +22,37 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.MaxModelLen, "max-model-len", DefaultMaxModelLen, "largest prompt plus max_tokens")
 	fs.BoolVar(&o.PromptTokensDetails, "prompt-tokens-details", false, "report usage.prompt_tokens_details.cached_tokens")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", DefaultShutdownGrace, "how long in-flight requests may finish on shutdown")
+	fs.StringVar(&o.TokenizerDir, "tokenizer", "", "directory with tokenizer.json (and tokenizer_config.json); default a stand-in word tokenizer")
+	o.bindCacheFlags(fs)
+	o.bindEventFlags(fs)
+}
+
+func (o *Options) bindCacheFlags(fs *flag.FlagSet) {
+	fs.IntVar(&o.BlockSize, "block-size", DefaultBlockSize, "KV block size in tokens")
+	fs.IntVar(&o.NumBlocks, "num-blocks", DefaultNumBlocks, "KV cache capacity in blocks")
+	fs.IntVar(&o.PrefillChunk, "prefill-chunk", 0, "prefill step size in tokens (chunked prefill); 0: one step")
+	fs.Var((*modelsFlag)(&o.LoRAAdapters), "lora-adapters", "comma-separated LoRA adapter names, served as models")
+	fs.Func("engine-seed", "fix the block hash seed (default: random per process, like vLLM)", func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("parsing engine seed %q: %w", v, err)
+		}
+		o.EngineSeed = &n
+		return nil
+	})
+}
+
+func (o *Options) bindEventFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.KVEventsEndpoint, "kv-events-endpoint", "", "bind a ZMQ PUB socket here for KV events, e.g. tcp://127.0.0.1:5557")
+	fs.StringVar(&o.KVReplayEndpoint, "kv-replay-endpoint", "", "bind the KV event replay ROUTER socket here, e.g. tcp://127.0.0.1:5558")
+	fs.StringVar(&o.KVEventsTopic, "kv-events-topic", "", "topic frame of every KV event message")
+	o.KVEventsFormat = FormatMap
+	fs.Var(&o.KVEventsFormat, "kv-events-format", "event layout: map (vLLM >= 0.24) or array (legacy)")
+	fs.IntVar(&o.KVBufferSteps, "kv-buffer-steps", DefaultKVBufferSteps, "batches kept for replay")
+	fs.IntVar(&o.DPRank, "dp-rank", 0, "data-parallel rank written in every batch")
+	fs.DurationVar(&o.EventDelay, "event-delay", 0, "fault: delay every KV event batch")
+	fs.DurationVar(&o.EventJitter, "event-jitter", 0, "fault: extra random delay up to this, order preserved")
+	fs.Float64Var(&o.EventDropRate, "event-drop-rate", 0, "fault: probability a batch is lost on the wire (0..1)")
 }
 
 // modelsFlag is a comma-separated list of non-empty model names.

@@ -60,10 +60,22 @@ func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, d dialect) 
 	if err != nil {
 		return apiRequest{}, err
 	}
-	if !s.models[req.Model] {
-		return apiRequest{}, fmt.Errorf("%w: the model %q does not exist", ErrUnknownModel, req.Model)
+	if err := s.checkModel(&req.Request); err != nil {
+		return apiRequest{}, err
 	}
+	req.FailPrefill = f.failPrefill
 	return req, nil
+}
+
+// checkModel rejects unknown models and marks requests for a LoRA adapter.
+func (s *Server) checkModel(req *Request) error {
+	if !s.models[req.Model] {
+		return fmt.Errorf("%w: the model %q does not exist", ErrUnknownModel, req.Model)
+	}
+	if s.loras[req.Model] {
+		req.LoRA = req.Model
+	}
+	return nil
 }
 
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
@@ -117,7 +129,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (s *Server) listModels(w http.ResponseWriter, _ *http.Request) {
 	list := modelList{Object: "list", Data: make([]modelCard, 0, len(s.opts.Models))}
-	for _, m := range s.opts.Models {
+	for _, m := range append(append([]string(nil), s.opts.Models...), s.opts.LoRAAdapters...) {
 		list.Data = append(list.Data, modelCard{
 			ID: m, Object: "model", Created: s.started, OwnedBy: "warmroute-sim", Root: m,
 			MaxModelLen: s.opts.MaxModelLen,
@@ -146,5 +158,6 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 
 var knownPaths = map[string]bool{
 	"/v1/completions": true, "/v1/chat/completions": true, "/v1/models": true,
-	"/health": true, "/metrics": true,
+	"/health": true, "/metrics": true, "/tokenize": true, "/reset_prefix_cache": true,
+	"/debug/cache": true, "/debug/events": true, "/debug/restart": true, "/debug/reset_prefix_cache": true,
 }

@@ -13,6 +13,10 @@ type engineMetrics struct {
 	waiting          prometheus.Gauge
 	promptTokens     prometheus.Counter
 	generationTokens prometheus.Counter
+	kvUsage          prometheus.Gauge
+	prefixQueries    prometheus.Counter
+	prefixHits       prometheus.Counter
+	cacheConfig      *prometheus.GaugeVec
 }
 
 func newEngineMetrics(reg prometheus.Registerer) (*engineMetrics, error) {
@@ -33,8 +37,49 @@ func newEngineMetrics(reg prometheus.Registerer) (*engineMetrics, error) {
 			Name: "vllm:generation_tokens_total",
 			Help: "Tokens generated.",
 		}),
+		kvUsage: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vllm:kv_cache_usage_perc",
+			Help: "Fraction of KV blocks referenced by running requests (0..1).",
+		}),
+		prefixQueries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vllm:prefix_cache_queries_total",
+			Help: "Prompt tokens looked up in the prefix cache.",
+		}),
+		prefixHits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vllm:prefix_cache_hits_total",
+			Help: "Prompt tokens served from the prefix cache.",
+		}),
+		// One series whose labels carry the configuration, as vLLM's info metric.
+		cacheConfig: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vllm:cache_config_info",
+			Help: "KV cache configuration; the value is always 1.",
+		}, []string{"block_size", "num_gpu_blocks", "enable_prefix_caching"}),
 	}
-	return m, register(reg, m.running, m.waiting, m.promptTokens, m.generationTokens)
+	return m, register(reg, m.running, m.waiting, m.promptTokens, m.generationTokens,
+		m.kvUsage, m.prefixQueries, m.prefixHits, m.cacheConfig)
+}
+
+// eventMetrics count what happens to KV event batches on their way out.
+type eventMetrics struct {
+	// batches is labelled by outcome: published, dropped_injected,
+	// dropped_paused, dropped_overflow, dropped_restart, send_failed.
+	batches *prometheus.CounterVec
+	// replays is labelled by outcome: ok, failed, malformed.
+	replays *prometheus.CounterVec
+}
+
+func newEventMetrics(reg prometheus.Registerer) (*eventMetrics, error) {
+	m := &eventMetrics{
+		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "warmroute", Subsystem: "sim", Name: "kv_event_batches_total",
+			Help: "KV event batches by delivery outcome.",
+		}, []string{"outcome"}),
+		replays: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "warmroute", Subsystem: "sim", Name: "kv_replay_requests_total",
+			Help: "Replay requests answered, by outcome.",
+		}, []string{"outcome"}),
+	}
+	return m, register(reg, m.batches, m.replays)
 }
 
 // serverMetrics are the simulator's own, under warmroute_sim.

@@ -20,6 +20,9 @@ const (
 	DefaultTTFT            = 2 * time.Millisecond
 	DefaultPrefillPerToken = 10 * time.Microsecond
 	DefaultDecodePerToken  = time.Millisecond
+	DefaultBlockSize       = 16
+	DefaultNumBlocks       = 4096
+	DefaultKVBufferSteps   = 10000
 )
 
 // Options configures a simulator. The zero value is valid: every zero field
@@ -57,8 +60,49 @@ type Options struct {
 	// ShutdownGrace bounds how long Serve lets in-flight requests finish after
 	// its context ends before cancelling them. Default DefaultShutdownGrace.
 	ShutdownGrace time.Duration
-	// Tokenizer counts prompt tokens. Default WordTokenizer.
+	// Tokenizer counts prompt tokens when TokenizerDir is empty. Default
+	// WordTokenizer.
 	Tokenizer Tokenizer
+	// TokenizerDir holds a Hugging Face tokenizer.json (and
+	// tokenizer_config.json for chat); when set, prompts are tokenized by
+	// the project's tokenizer exactly as the router tokenizes them.
+	TokenizerDir string
+
+	// BlockSize is the KV block size in tokens. Default DefaultBlockSize.
+	BlockSize int
+	// NumBlocks is the KV cache capacity in blocks. Default DefaultNumBlocks.
+	NumBlocks int
+	// EngineSeed fixes the root of the block hash chain; nil draws it at
+	// random, as a vLLM process does without PYTHONHASHSEED.
+	EngineSeed *int64
+	// PrefillChunk splits a prompt's prefill into steps of this many tokens,
+	// each storing its newly full blocks in its own event batch; 0 is one step.
+	PrefillChunk int
+	// LoRAAdapters are served as extra model names; a request naming one
+	// computes blocks under that adapter (its name is in every block's hash
+	// and in BlockStored's lora_name).
+	LoRAAdapters []string
+
+	// KVEventsEndpoint is bound by a ZMQ PUB socket publishing KV events
+	// (e.g. tcp://127.0.0.1:5557); empty disables events.
+	KVEventsEndpoint string
+	// KVReplayEndpoint is bound by the replay ROUTER socket; empty disables it.
+	KVReplayEndpoint string
+	// KVEventsTopic is the first frame of every message (vLLM default "").
+	KVEventsTopic string
+	// KVEventsFormat lays events out as maps (default) or legacy arrays.
+	KVEventsFormat EventFormat
+	// KVBufferSteps is how many batches replay can serve. Default
+	// DefaultKVBufferSteps.
+	KVBufferSteps int
+	// DPRank is the data-parallel rank written in every batch.
+	DPRank int
+	// EventDelay and EventJitter (uniform in [0, jitter]) delay every batch
+	// before it reaches the wire, preserving order.
+	EventDelay, EventJitter time.Duration
+	// EventDropRate is the probability that a batch never reaches the wire
+	// (it stays replayable), which subscribers see as a sequence gap.
+	EventDropRate float64
 }
 
 // WithDefaults returns a copy of o with every zero field set to its default.
@@ -90,6 +134,22 @@ func (o Options) WithDefaults() Options {
 	if o.Tokenizer == nil {
 		o.Tokenizer = WordTokenizer{}
 	}
+	return o.cacheDefaults()
+}
+
+func (o Options) cacheDefaults() Options {
+	if o.BlockSize == 0 {
+		o.BlockSize = DefaultBlockSize
+	}
+	if o.NumBlocks == 0 {
+		o.NumBlocks = DefaultNumBlocks
+	}
+	if o.KVBufferSteps == 0 {
+		o.KVBufferSteps = DefaultKVBufferSteps
+	}
+	if o.KVEventsFormat == "" {
+		o.KVEventsFormat = FormatMap
+	}
 	return o
 }
 
@@ -108,15 +168,36 @@ func (o Options) Validate() error {
 		{"max model len", int64(o.MaxModelLen)},
 		{"default max tokens", int64(o.DefaultMaxTokens)},
 		{"max body bytes", o.MaxBodyBytes},
+		{"block size", int64(o.BlockSize)},
+		{"num blocks", int64(o.NumBlocks)},
+		{"prefill chunk", int64(o.PrefillChunk)},
+		{"kv buffer steps", int64(o.KVBufferSteps)},
+		{"dp rank", int64(o.DPRank)},
+		{"event delay", int64(o.EventDelay)},
+		{"event jitter", int64(o.EventJitter)},
 	} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative", f.name))
 		}
 	}
-	for i, m := range o.Models {
+	for i, m := range append(append([]string(nil), o.Models...), o.LoRAAdapters...) {
 		if m == "" {
-			errs = append(errs, fmt.Errorf("models[%d] must not be empty", i))
+			errs = append(errs, fmt.Errorf("model name %d must not be empty", i))
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, o.validateCache()...)...)
+}
+
+func (o Options) validateCache() []error {
+	var errs []error
+	if o.EventDropRate < 0 || o.EventDropRate > 1 {
+		errs = append(errs, fmt.Errorf("event drop rate must be in [0, 1], got %v", o.EventDropRate))
+	}
+	if o.KVEventsFormat != FormatMap && o.KVEventsFormat != FormatArray {
+		errs = append(errs, fmt.Errorf("kv events format %q: %w", o.KVEventsFormat, ErrBadEventFormat))
+	}
+	if o.KVReplayEndpoint != "" && o.KVEventsEndpoint == "" {
+		errs = append(errs, errors.New("kv replay endpoint needs a kv events endpoint"))
+	}
+	return errs
 }

@@ -24,6 +24,7 @@ type commonFields struct {
 	N             *int           `json:"n"`
 	Stream        bool           `json:"stream"`
 	StreamOptions *streamOptions `json:"stream_options"`
+	CacheSalt     *string        `json:"cache_salt"`
 }
 
 func (c commonFields) toRequest(maxTokens *int) (apiRequest, error) {
@@ -34,6 +35,12 @@ func (c commonFields) toRequest(maxTokens *int) (apiRequest, error) {
 		return apiRequest{}, fmt.Errorf("%w: n must be 1, got %d", ErrUnsupported, *c.N)
 	}
 	r := apiRequest{Request: Request{Model: c.Model}, Stream: c.Stream}
+	if c.CacheSalt != nil {
+		if *c.CacheSalt == "" {
+			return apiRequest{}, fmt.Errorf("%w: cache_salt must not be empty", ErrInvalidRequest)
+		}
+		r.CacheSalt = *c.CacheSalt
+	}
 	if maxTokens != nil {
 		if *maxTokens < 1 {
 			return apiRequest{}, fmt.Errorf("%w, got %d", ErrBadMaxTokens, *maxTokens)
@@ -118,6 +125,13 @@ type chatBody struct {
 	MaxCompletionTokens *int            `json:"max_completion_tokens"`
 	Messages            []chatMessage   `json:"messages"`
 	Tools               json.RawMessage `json:"tools"`
+	AddGenerationPrompt *bool           `json:"add_generation_prompt"`
+	ChatTemplateKwargs  json.RawMessage `json:"chat_template_kwargs"`
+}
+
+// rawMessages keeps the messages exactly as sent, for a real chat template.
+type rawMessages struct {
+	Messages json.RawMessage `json:"messages"`
 }
 
 // decodeChat decodes a /v1/chat/completions body and flattens its messages
@@ -139,5 +153,9 @@ func decodeChat(body []byte) (apiRequest, error) {
 	if r.Prompt, err = flattenChat(b.Messages, b.Tools); err != nil {
 		return apiRequest{}, fmt.Errorf("decoding chat request: %w", err)
 	}
+	var raw rawMessages
+	json.Unmarshal(body, &raw) // cannot fail: the same body decoded above
+	r.Chat = &ChatPrompt{Messages: raw.Messages, Tools: b.Tools, Kwargs: b.ChatTemplateKwargs,
+		AddGenerationPrompt: b.AddGenerationPrompt == nil || *b.AddGenerationPrompt}
 	return r, nil
 }

@@ -22,6 +22,7 @@ type Sequence struct {
 	maxTokens int
 	generated int
 	gen       generator
+	blocks    *seqBlocks // nil until prefill looked the prompt up
 	closed    bool
 }
 
@@ -52,11 +53,15 @@ func (s *Sequence) Usage() Usage {
 	return Usage{PromptTokens: len(s.prompt), CompletionTokens: s.generated, CachedTokens: s.cached}
 }
 
-// Close gives the running slot back.
+// Close releases the sequence's KV blocks (they stay cached) and gives the
+// running slot back.
 func (s *Sequence) Close() {
 	if s.closed || s.engine == nil {
 		return
 	}
 	s.closed = true
+	if s.blocks != nil {
+		s.engine.cache.release(s.blocks)
+	}
 	s.engine.release()
 }

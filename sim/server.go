@@ -25,7 +25,8 @@ type Server struct {
 	engine  *Engine
 	reg     *prometheus.Registry
 	metrics *serverMetrics
-	models  map[string]bool
+	models  map[string]bool // base models and LoRA adapters
+	loras   map[string]bool
 	started int64 // unix seconds, reported as the models' creation time
 	handler http.Handler
 }
@@ -43,11 +44,16 @@ func New(opts Options) (*Server, error) {
 	}
 	m, err := newServerMetrics(reg)
 	if err != nil {
+		engine.Close()
 		return nil, err
 	}
-	s := &Server{opts: opts, engine: engine, reg: reg, metrics: m, models: map[string]bool{}, started: time.Now().Unix()}
+	s := &Server{opts: opts, engine: engine, reg: reg, metrics: m, models: map[string]bool{},
+		loras: map[string]bool{}, started: time.Now().Unix()}
 	for _, name := range opts.Models {
 		s.models[name] = true
+	}
+	for _, name := range opts.LoRAAdapters {
+		s.models[name], s.loras[name] = true, true
 	}
 	s.handler = s.routes()
 	return s, nil
@@ -60,6 +66,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /v1/models", s.listModels)
 	mux.HandleFunc("GET /health", s.health)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("POST /tokenize", s.tokenize)
+	s.debugRoutes(mux)
 	mux.HandleFunc("/", s.noRoute)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(api.ServedByHeader, s.opts.ID)
@@ -70,6 +78,14 @@ func (s *Server) routes() http.Handler {
 // Handler returns the simulator's HTTP handler, for tests that bring their
 // own server (httptest).
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// Engine is the simulator's engine, for in-process tests that drive faults
+// or read the cache directly.
+func (s *Server) Engine() *Engine { return s.engine }
+
+// Close releases the KV event sockets; Serve calls it when it returns.
+// It is safe to call more than once.
+func (s *Server) Close() { s.engine.Close() }
 
 // ID is the name this simulator puts in the x-warmroute-served-by header.
 func (s *Server) ID() string { return s.opts.ID }
@@ -86,8 +102,9 @@ func (s *Server) Run(ctx context.Context) error {
 // Serve serves on ln until ctx ends, then shuts down gracefully: it stops
 // accepting, lets in-flight requests finish for up to Options.ShutdownGrace,
 // then cancels the rest, and returns when every handler has returned. It
-// closes ln. The error is nil after a shutdown caused by ctx.
+// closes ln and, on return, the KV event sockets (see Close). The error is nil after a shutdown caused by ctx.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	defer s.Close() // after drain: handlers may still publish events
 	var handlers handlerGroup
 	defer handlers.drain()
 	base, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))

@@ -46,6 +46,8 @@ func relayFlags(stderr io.Writer) (*flag.FlagSet, *events.RelayConfig, *events.C
 	fs.StringVar(&n.CAFile, "nats-ca", "", "NATS TLS CA file")
 	fs.StringVar(&n.CertFile, "nats-cert", "", "NATS TLS client certificate")
 	fs.StringVar(&n.KeyFile, "nats-key", "", "NATS TLS client key")
+	fs.StringVar(&c.Stream.Name, "jetstream-stream", "", "JetStream stream to create so routers can replay events (empty: none)")
+	fs.DurationVar(&c.Stream.MaxAge, "jetstream-max-age", events.DefaultStreamMaxAge, "how long the stream retains events")
 	admin := fs.String("admin", ":9091", "admin HTTP address for /metrics (empty: off)")
 	return fs, &c, &n, admin
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/extproc"
+	"github.com/warmroute/warmroute/index/ttl"
 )
 
 func init() {
@@ -65,12 +66,20 @@ type router struct {
 	admin  *http.Server
 	ready  atomic.Bool
 	pipe   *pipeline
+	ttl    *ttl.Controller
+	link   *eventsLink
+	reg    prometheus.Registerer
 }
 
 func newRouter(cfg api.ServeConfig, log *slog.Logger) (*router, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	pipe, err := newPipeline(cfg, reg, pipelineHooks{})
+	link := &eventsLink{}
+	ctrl, err := newTTL(cfg, link, reg, log)
+	if err != nil {
+		return nil, fmt.Errorf("creating ttl controller: %w", err)
+	}
+	pipe, err := newPipeline(cfg, reg, pipelineHooks{ttl: ctrl, observer: ctrl, engine: link})
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +98,8 @@ func newRouter(cfg api.ServeConfig, log *slog.Logger) (*router, error) {
 	if tlsCfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
-	r := &router{cfg: cfg, log: log, grpc: grpc.NewServer(opts...), health: health.NewServer(), pipe: pipe}
+	r := &router{cfg: cfg, log: log, grpc: grpc.NewServer(opts...), health: health.NewServer(),
+		pipe: pipe, ttl: ctrl, link: link, reg: reg}
 	extprocv3.RegisterExternalProcessorServer(r.grpc, proc)
 	healthpb.RegisterHealthServer(r.grpc, r.health)
 	r.admin = &http.Server{Handler: r.adminMux(reg), ReadHeaderTimeout: 5 * time.Second}
@@ -101,6 +111,7 @@ const extProcService = "envoy.service.ext_proc.v3.ExternalProcessor"
 func (r *router) adminMux(reg *prometheus.Registry) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.Handle("GET /debug/ttl", r.ttl.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !r.ready.Load() {
@@ -129,25 +140,45 @@ func (r *router) run(ctx context.Context) error {
 }
 
 // serve runs both servers on the given listeners until ctx ends or one fails.
+// The event subscriber, the TTL controller and the pipeline's sweeps run
+// until the ext_proc streams have drained, so in-flight decisions keep them.
+// The router reports ready once the event stream has been replayed.
 func (r *router) serve(ctx context.Context, grpcLn, adminLn net.Listener) error {
+	bg, stopBG := context.WithCancel(context.Background())
+	defer stopBG()
+	ev, err := startEvents(bg, r.cfg, r.pipe.index, r.pipe.pools, r.reg, r.log)
+	if err != nil {
+		grpcLn.Close()
+		adminLn.Close()
+		return err
+	}
+	defer ev.Close()
+	r.link.set(ev)
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
 	wg.Go(func() { errc <- r.grpc.Serve(grpcLn) })
 	wg.Go(func() { errc <- r.admin.Serve(adminLn) })
-	bg, stopBG := context.WithCancel(ctx)
 	wg.Go(func() { r.pipe.run(bg) })
-	r.setServing(true)
-	r.log.Info("warmroute serving", "grpc", grpcLn.Addr().String(), "admin", adminLn.Addr().String(),
-		"tls", r.cfg.TLS.Enabled(), "pools", len(r.cfg.Pools))
+	wg.Go(func() { r.ttl.Run(bg) })
+	r.log.Info("warmroute listening", "grpc", grpcLn.Addr().String(), "admin", adminLn.Addr().String(),
+		"tls", r.cfg.TLS.Enabled(), "pools", len(r.cfg.Pools), "nats", ev.URL(), "ttl_mode", r.cfg.TTL.Mode)
 	var runErr error
 	select {
+	case <-ev.Ready():
+		r.setServing(true)
+		r.log.Info("warmroute ready")
+		select {
+		case <-ctx.Done():
+		case err := <-errc:
+			runErr = fmt.Errorf("server stopped: %w", err)
+		}
 	case <-ctx.Done():
 	case err := <-errc:
 		runErr = fmt.Errorf("server stopped: %w", err)
 	}
 	r.shutdown()
 	stopBG()
-	wg.Wait() // both Serve calls return once stopped; no goroutine outlives run
+	wg.Wait() // every goroutine started here has returned
 	return runErr
 }
 

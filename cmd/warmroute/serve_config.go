@@ -41,6 +41,7 @@ type serveFlags struct {
 	endpoints  endpointsFlag
 	pipeline   pipelineFlags
 	events     eventsFlags // serve_events.go
+	ttl        ttlFlags    // serve_ttl.go
 }
 
 func newServeFlagSet(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
@@ -62,6 +63,7 @@ func newServeFlagSet(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fs.BoolVar(&o.TLS.SelfSigned, "tls-self-signed", false, "serve gRPC with a generated self-signed certificate (development)")
 	addPipelineFlags(fs, &f.pipeline)
 	f.events.register(fs)
+	f.ttl.register(fs)
 	return fs, f
 }
 
@@ -116,8 +118,11 @@ func applyServeFlag(cfg *api.ServeConfig, f *serveFlags, name string) {
 	case "tls-self-signed":
 		cfg.TLS.SelfSigned = o.TLS.SelfSigned
 	default:
-		if !applyPipelineFlag(cfg, &f.pipeline, name) {
-			f.events.apply(&cfg.Events, name)
+		// Each group reports whether the flag was its own.
+		switch {
+		case applyPipelineFlag(cfg, &f.pipeline, name):
+		case f.events.apply(&cfg.Events, name):
+		case f.ttl.apply(&cfg.TTL, name):
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 // (index sweeps, tokenizer drift checks) runs in run.
 type pipeline struct {
 	index  *index.Index
+	pools  *scorer.Pools
 	load   *scorer.Load
 	scorer *scorer.Scorer
 	sweep  api.Duration
@@ -61,11 +62,12 @@ func newPipeline(cfg api.ServeConfig, reg prometheus.Registerer, hooks pipelineH
 	if err := reg.Register(scorer.NewLoadCollector(load)); err != nil {
 		return nil, fmt.Errorf("registering load metrics: %w", err)
 	}
-	s := scorer.New(scorer.NewPools(cfg.Pools, cfg.DefaultPool), load, scorer.Options{
+	pools := scorer.NewPools(cfg.Pools, cfg.DefaultPool)
+	s := scorer.New(pools, load, scorer.Options{
 		Fallbacks: cfg.Fallbacks, Index: ix, Tokens: tokens, Scoring: cfg.Scoring,
 		TTL: hooks.ttl, EngineLoad: hooks.engine, Metrics: metrics,
 	})
-	return &pipeline{index: ix, load: load, scorer: s, sweep: cfg.Index.SweepInterval}, nil
+	return &pipeline{index: ix, pools: pools, load: load, scorer: s, sweep: cfg.Index.SweepInterval}, nil
 }
 
 // run owns the pipeline's background goroutines until ctx ends.

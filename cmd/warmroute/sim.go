@@ -39,5 +39,8 @@ func runSim(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "warmroute sim %s listening on %s\n", s.ID(), ln.Addr())
+	if e := s.Engine(); e.EventsAddr() != "" {
+		fmt.Fprintf(stderr, "warmroute sim %s publishing kv events on %s (replay %q)\n", s.ID(), e.EventsAddr(), e.ReplayAddr())
+	}
 	return s.Serve(ctx, ln)
 }

@@ -26,9 +26,9 @@ func TestRender(t *testing.T) {
 		{name: "full duplex", tmpl: envoy.FullDuplex, params: good, want: []string{
 			"port_value: 18080", "port_value: 19901", "port_value: 19002",
 			"request_body_mode: FULL_DUPLEX_STREAMED", "request_trailer_mode: SEND",
-			"request_body_buffer_limit: 16777216"}, dontWant: []string{"access_log", "lua"}},
+			"request_body_buffer_limit: 16777216", "response_body_mode: STREAMED"}, dontWant: []string{"access_log", "lua"}},
 		{name: "buffered", tmpl: envoy.Buffered, params: good, want: []string{
-			"request_body_mode: BUFFERED", "request_trailer_mode: SKIP"}},
+			"request_body_mode: BUFFERED", "request_trailer_mode: SKIP", "response_body_mode: STREAMED"}},
 		{name: "direct", tmpl: envoy.Direct, params: good, want: []string{"port_value: 18000"},
 			dontWant: []string{"envoy.filters.http.ext_proc", "19002"}},
 		{name: "test extras", tmpl: envoy.FullDuplex,

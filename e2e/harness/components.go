@@ -52,8 +52,11 @@ func StartSim(ctx context.Context, bin, logDir string, port int, o SimOptions) (
 // on the same ports. Restart replaces the embedded Process, so Restart must
 // not run concurrently with other uses of the Router.
 type Router struct {
-	GRPCAddr   string
-	AdminAddr  string
+	GRPCAddr  string
+	AdminAddr string
+	// NATSAddr is the router's embedded NATS server ("" when it has none),
+	// which relays publish to.
+	NATSAddr   string
 	ConfigPath string
 	bin        string
 	logDir     string
@@ -65,6 +68,15 @@ type Router struct {
 // logDir/router.yaml, starts `warmroute serve --config` with it plus
 // extraArgs, and waits until /readyz answers.
 func StartRouter(ctx context.Context, bin, logDir string, cfg api.ServeConfig, extraArgs ...string) (*Router, error) {
+	if !cfg.Events.Disabled && cfg.Events.URL == "" && cfg.Events.Listen == "" {
+		// Each router's embedded NATS gets its own port, so tests can run
+		// side by side; the default 4222 would collide.
+		ports, err := FreePorts(1)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Events.Listen = Addr(ports[0])
+	}
 	b, err := yaml.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("encoding router config: %w", err)
@@ -73,7 +85,7 @@ func StartRouter(ctx context.Context, bin, logDir string, cfg api.ServeConfig, e
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return nil, fmt.Errorf("writing router config: %w", err)
 	}
-	r := &Router{GRPCAddr: cfg.GRPCAddr, AdminAddr: cfg.AdminAddr, ConfigPath: path,
+	r := &Router{GRPCAddr: cfg.GRPCAddr, AdminAddr: cfg.AdminAddr, ConfigPath: path, NATSAddr: cfg.Events.Listen,
 		bin: bin, logDir: logDir, extraArgs: extraArgs}
 	if err := r.Restart(ctx); err != nil {
 		return nil, err

@@ -1,14 +1,18 @@
 package ttl
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/warmroute/warmroute/api"
+)
 
 // Errors returned by the package. Callers match them with errors.Is.
 var (
 	// ErrOptions means Options failed validation.
-	ErrOptions = errors.New("invalid ttl options")
+	ErrOptions = api.ErrTTLConfig
 	// ErrPercentile means a latency percentile is not "max" or "pNN" with
 	// NN in (0, 100].
-	ErrPercentile = errors.New("unusable latency percentile")
+	ErrPercentile = api.ErrPercentile
 	// ErrFormat means the admin endpoint was asked for a format it does not
 	// speak.
 	ErrFormat = errors.New("unsupported report format")

@@ -1,8 +1,6 @@
 package ttl
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -11,99 +9,44 @@ import (
 	"github.com/warmroute/warmroute/api"
 )
 
+// Config is the serialisable part of Options (api.TTLConfig, so the router's
+// configuration file schema can hold it).
+type Config = api.TTLConfig
+
 // Mode is how the controller sets the TTL.
-type Mode string
+type Mode = api.TTLMode
 
 // Modes. The zero value means ModeStatic.
 const (
 	// ModeStatic gives every endpoint Config.Static; the advisor still
 	// measures, so switching to advise shows what it would say.
-	ModeStatic Mode = "static"
+	ModeStatic = api.TTLModeStatic
 	// ModeAdvise computes and exports advice; the TTL stays static.
-	ModeAdvise Mode = "advise"
+	ModeAdvise = api.TTLModeAdvise
 	// ModeAdaptive moves each TTL towards its advice, slowly and within
 	// [Min, MaxStale].
-	ModeAdaptive Mode = "adaptive"
+	ModeAdaptive = api.TTLModeAdaptive
 )
-
-// Config is the serialisable part of Options, for the configuration file and
-// flags. A zero field means its default (see Defaults).
-type Config struct {
-	// Mode is static, advise or adaptive. Default static.
-	Mode Mode `json:"mode,omitempty"`
-	// Static is the TTL in static and advise modes and the starting TTL in
-	// adaptive mode. Default 2s, the documented llm-d default.
-	Static api.Duration `json:"static,omitempty"`
-	// Percentile of route-to-confirmation latency the TTL covers: "p95",
-	// "p99" or "max" (any pNN is accepted). Default p99.
-	Percentile string `json:"percentile,omitempty"`
-	// Jitter is slack for scheduling jitter and timing resolution, added to
-	// the percentile together with the observed subscriber backlog.
-	// Default 100ms.
-	Jitter api.Duration `json:"jitter,omitempty"`
-	// MaxStale caps the TTL: the longest a failed prediction may steer
-	// routing. Default 5s.
-	MaxStale api.Duration `json:"maxStale,omitempty"`
-	// Min is the adaptive floor. Default 250ms.
-	Min api.Duration `json:"min,omitempty"`
-	// Resolution rounds advice up to a multiple of itself, after the
-	// arithmetic. Default 10ms.
-	Resolution api.Duration `json:"resolution,omitempty"`
-	// MinSamples is how many confirmations (for advice) or resolved blocks
-	// (for trust) a window needs before it is believed. Default 100.
-	MinSamples int `json:"minSamples,omitempty"`
-	// Window is how far back advice, trust and exposure look. Default 5m.
-	Window api.Duration `json:"window,omitempty"`
-	// WindowSamples bounds the latencies kept per endpoint and model (the
-	// overall window keeps four times as many). Default 2048.
-	WindowSamples int `json:"windowSamples,omitempty"`
-	// Interval is how often Run recomputes advice and, in adaptive mode,
-	// moves the TTL. Default 10s.
-	Interval api.Duration `json:"interval,omitempty"`
-	// Step bounds one adaptive move. Default 100ms.
-	Step api.Duration `json:"step,omitempty"`
-	// Hysteresis: an adaptive TTL moves only when its advice differs from it
-	// by more than this. Default 100ms.
-	Hysteresis api.Duration `json:"hysteresis,omitempty"`
-	// Grace must equal the index's Options.Grace: how long after expiry a
-	// late confirmation is still reported. Default 0, like the index.
-	Grace api.Duration `json:"grace,omitempty"`
-	// FreshnessLimit pauses speculation for an endpoint with neither an event
-	// nor a heartbeat within it. Default 5s.
-	FreshnessLimit api.Duration `json:"freshnessLimit,omitempty"`
-	// MaxDecisions bounds the per-decision table; Begin beyond it is counted
-	// and not tracked. Default 65536.
-	MaxDecisions int `json:"maxDecisions,omitempty"`
-	// UsageTimeout is how long a route that used a prediction waits for its
-	// response's usage before its result is counted unknown. Default 5m.
-	UsageTimeout api.Duration `json:"usageTimeout,omitempty"`
-	// MaxSeries bounds the (endpoint, model) pairs tracked, and so metric
-	// label sets; further pairs share the series "_other". Default 1024.
-	MaxSeries int `json:"maxSeries,omitempty"`
-	// Replica names this router replica in the latency histogram's replica
-	// label. Default "default".
-	Replica string `json:"replica,omitempty"`
-}
 
 // Defaults used when a Config field is zero.
 const (
-	DefaultStatic         = 2 * time.Second
-	DefaultPercentile     = "p99"
-	DefaultJitter         = 100 * time.Millisecond
-	DefaultMaxStale       = 5 * time.Second
-	DefaultMin            = 250 * time.Millisecond
-	DefaultResolution     = 10 * time.Millisecond
-	DefaultMinSamples     = 100
-	DefaultWindow         = 5 * time.Minute
-	DefaultWindowSamples  = 2048
-	DefaultInterval       = 10 * time.Second
-	DefaultStep           = 100 * time.Millisecond
-	DefaultHysteresis     = 100 * time.Millisecond
-	DefaultFreshnessLimit = 5 * time.Second
-	DefaultMaxDecisions   = 65536
-	DefaultUsageTimeout   = 5 * time.Minute
-	DefaultMaxSeries      = 1024
-	DefaultReplica        = "default"
+	DefaultStatic         = api.DefaultTTLStatic
+	DefaultPercentile     = api.DefaultTTLPercentile
+	DefaultJitter         = api.DefaultTTLJitter
+	DefaultMaxStale       = api.DefaultTTLMaxStale
+	DefaultMin            = api.DefaultTTLMin
+	DefaultResolution     = api.DefaultTTLResolution
+	DefaultMinSamples     = api.DefaultTTLMinSamples
+	DefaultWindow         = api.DefaultTTLWindow
+	DefaultWindowSamples  = api.DefaultTTLWindowSamples
+	DefaultInterval       = api.DefaultTTLInterval
+	DefaultStep           = api.DefaultTTLStep
+	DefaultHysteresis     = api.DefaultTTLHysteresis
+	DefaultFreshnessLimit = api.DefaultTTLFreshnessLimit
+	DefaultMaxDecisions   = api.DefaultTTLMaxDecisions
+	DefaultUsageTimeout   = api.DefaultTTLUsageTimeout
+	DefaultMaxSeries      = api.DefaultTTLMaxSeries
+	DefaultReplica        = api.DefaultTTLReplica
 )
 
 // decisionMargin is added to TTL plus grace before a decision's lifecycle
@@ -152,91 +95,4 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock, injectable for tests. Default time.Now.
 	Now func() time.Time
-}
-
-// WithDefaults returns a copy of c with every zero field set to its default.
-func (c Config) WithDefaults() Config {
-	setDur(&c.Static, DefaultStatic)
-	setDur(&c.Jitter, DefaultJitter)
-	setDur(&c.MaxStale, DefaultMaxStale)
-	setDur(&c.Min, DefaultMin)
-	setDur(&c.Resolution, DefaultResolution)
-	setDur(&c.Window, DefaultWindow)
-	setDur(&c.Interval, DefaultInterval)
-	setDur(&c.Step, DefaultStep)
-	setDur(&c.Hysteresis, DefaultHysteresis)
-	setDur(&c.FreshnessLimit, DefaultFreshnessLimit)
-	setDur(&c.UsageTimeout, DefaultUsageTimeout)
-	setInt(&c.MinSamples, DefaultMinSamples)
-	setInt(&c.WindowSamples, DefaultWindowSamples)
-	setInt(&c.MaxDecisions, DefaultMaxDecisions)
-	setInt(&c.MaxSeries, DefaultMaxSeries)
-	if c.Mode == "" {
-		c.Mode = ModeStatic
-	}
-	if c.Percentile == "" {
-		c.Percentile = DefaultPercentile
-	}
-	if c.Replica == "" {
-		c.Replica = DefaultReplica
-	}
-	return c
-}
-
-func setDur(d *api.Duration, def time.Duration) {
-	if *d == 0 {
-		*d = api.Duration(def)
-	}
-}
-
-func setInt(n *int, def int) {
-	if *n == 0 {
-		*n = def
-	}
-}
-
-// Validate reports every problem in c (after defaults), joined and wrapping
-// ErrOptions, or nil.
-func (c Config) Validate() error {
-	c = c.WithDefaults()
-	var errs []error
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	switch c.Mode {
-	case ModeStatic, ModeAdvise, ModeAdaptive:
-	default:
-		bad("mode must be static, advise or adaptive, got %q", c.Mode)
-	}
-	if _, err := ParsePercentile(c.Percentile); err != nil {
-		errs = append(errs, err)
-	}
-	for _, d := range []struct {
-		name string
-		v    api.Duration
-	}{{"static", c.Static}, {"jitter", c.Jitter}, {"maxStale", c.MaxStale}, {"min", c.Min},
-		{"resolution", c.Resolution}, {"window", c.Window}, {"interval", c.Interval}, {"step", c.Step},
-		{"hysteresis", c.Hysteresis}, {"grace", c.Grace}, {"freshnessLimit", c.FreshnessLimit},
-		{"usageTimeout", c.UsageTimeout}} {
-		if d.v < 0 {
-			bad("%s must not be negative, got %s", d.name, d.v.D())
-		}
-	}
-	if c.Static > c.MaxStale || c.Min > c.Static {
-		bad("want min <= static <= maxStale, got %s, %s, %s", c.Min.D(), c.Static.D(), c.MaxStale.D())
-	}
-	for _, n := range []struct {
-		name string
-		v    int
-	}{{"minSamples", c.MinSamples}, {"windowSamples", c.WindowSamples},
-		{"maxDecisions", c.MaxDecisions}, {"maxSeries", c.MaxSeries}} {
-		if n.v < 0 {
-			bad("%s must not be negative, got %d", n.name, n.v)
-		}
-	}
-	if c.MinSamples > c.WindowSamples {
-		bad("minSamples (%d) must not exceed windowSamples (%d), or advice could never be ready", c.MinSamples, c.WindowSamples)
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("validating ttl options: %w", errors.Join(append([]error{ErrOptions}, errs...)...))
 }

@@ -1,12 +1,12 @@
 package ttl
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/warmroute/warmroute/api"
 )
 
 // Percentile is the share of route-to-confirmation latencies the TTL should
@@ -16,22 +16,8 @@ type Percentile float64
 
 // ParsePercentile reads "p95", "p99", "p99.9" or "max" (case-insensitive).
 func ParsePercentile(s string) (Percentile, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	if t == "max" {
-		return 1, nil
-	}
-	num, ok := strings.CutPrefix(t, "p")
-	if !ok {
-		return 0, fmt.Errorf("parsing percentile %q: want \"max\" or \"pNN\": %w", s, ErrPercentile)
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || strings.ContainsAny(num, "eEnNxX_+-") {
-		return 0, fmt.Errorf("parsing percentile %q: %q is not a plain number: %w", s, num, ErrPercentile)
-	}
-	if !(v > 0 && v <= 100) {
-		return 0, fmt.Errorf("parsing percentile %q: want 0 < NN <= 100: %w", s, ErrPercentile)
-	}
-	return Percentile(v / 100), nil
+	v, err := api.ParsePercentile(s)
+	return Percentile(v), err
 }
 
 // String writes the percentile as ParsePercentile reads it.

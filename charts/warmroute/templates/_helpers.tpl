@@ -44,6 +44,9 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* The NATS URL the router and relays use, or "" when NATS is off. */}}
 {{- define "warmroute.natsURL" -}}
+{{- if not (has .Values.nats.mode (list "none" "external" "embedded")) -}}
+{{- fail "nats.mode must be none, external or embedded" -}}
+{{- end -}}
 {{- if eq .Values.nats.mode "external" -}}
 {{- required "nats.external.url is required when nats.mode=external" .Values.nats.external.url -}}
 {{- else if eq .Values.nats.mode "embedded" -}}
@@ -80,14 +83,24 @@ else is router.config verbatim, plus the NATS connection when NATS is on.
 {{- if not $tls.certFile -}}{{- $_ := set $tls "selfSigned" true -}}{{- end -}}
 {{- $_ := set $cfg "tls" $tls -}}
 {{- end -}}
+{{- $events := deepCopy (default dict $cfg.events) -}}
 {{- $url := include "warmroute.natsURL" . -}}
 {{- if $url -}}
-{{- $nats := dict "url" $url -}}
+{{- $_ := set $events "url" $url -}}
 {{- if include "warmroute.natsSecret" . -}}
-{{- $_ := set $nats "credsFile" (include "warmroute.natsCredsPath" .) -}}
+{{- $_ := set $events "credsFile" (include "warmroute.natsCredsPath" .) -}}
 {{- end -}}
-{{- $_ := set $cfg "nats" $nats -}}
+{{- if and (eq .Values.nats.mode "embedded") .Values.nats.embedded.jetstream.enabled -}}
+{{- $js := deepCopy (default dict $events.jetStream) -}}
+{{- $_ := set $js "enabled" true -}}
+{{- $_ := set $events "jetStream" $js -}}
 {{- end -}}
+{{- else -}}
+{{/* Without NATS the router would start a private embedded server per pod
+     that no relay reaches: turn event ingestion off instead. */}}
+{{- $_ := set $events "disabled" true -}}
+{{- end -}}
+{{- $_ := set $cfg "events" $events -}}
 {{- toYaml $cfg -}}
 {{- end -}}
 

@@ -52,7 +52,9 @@ type doc struct {
 	Raw        []byte
 }
 
-func (d doc) String() string { return fmt.Sprintf("%s %s/%s (%s)", d.Kind, d.APIVersion, d.Name, d.Source) }
+func (d doc) String() string {
+	return fmt.Sprintf("%s %s/%s (%s)", d.Kind, d.APIVersion, d.Name, d.Source)
+}
 
 // render runs `helm template` with vals through the SDK, as `helm install
 // --dry-run --client-only` does, and splits the manifest into documents.

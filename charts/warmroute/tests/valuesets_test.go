@@ -30,7 +30,7 @@ var valueSets = []valueSet{
 		"router": m{"replicaCount": 3},
 	}},
 	{"external-nats-secret", m{
-		"nats": m{"mode": "external", "external": m{"url": "nats://nats.example:4222", "creds": testCreds}},
+		"nats":       m{"mode": "external", "external": m{"url": "nats://nats.example:4222", "creds": testCreds}},
 		"monitoring": m{"serviceMonitor": m{"enabled": true}},
 	}},
 	{"external-nats-existing-secret", m{
@@ -38,16 +38,16 @@ var valueSets = []valueSet{
 		"envoy": m{"mode": "deployment"},
 	}},
 	{"embedded-nats-jetstream", m{
-		"nats": m{"mode": "embedded", "embedded": m{"replicas": 3, "jetstream": m{"storageClassName": "fast"}}},
+		"nats":       m{"mode": "embedded", "embedded": m{"replicas": 3, "jetstream": m{"storageClassName": "fast"}}},
 		"monitoring": m{"serviceMonitor": m{"enabled": true}, "dashboard": m{"enabled": true}, "prometheusRule": m{"enabled": true}},
 		"examples":   m{"vllm": m{"enabled": true}},
 	}},
 	{"embedded-nats-memory", m{
-		"nats": m{"mode": "embedded", "embedded": m{"jetstream": m{"enabled": false}}},
+		"nats":  m{"mode": "embedded", "embedded": m{"jetstream": m{"enabled": false}}},
 		"relay": m{"replay": "tcp://127.0.0.1:5558", "topic": "kv"},
 	}},
 	{"monitoring-off-no-pdb", m{
-		"router": m{"replicaCount": 1, "podDisruptionBudget": m{"enabled": false}},
+		"router":     m{"replicaCount": 1, "podDisruptionBudget": m{"enabled": false}},
 		"monitoring": m{"serviceMonitor": m{"enabled": false}, "dashboard": m{"enabled": false}, "prometheusRule": m{"enabled": false}},
 	}},
 	{"tokenizers-volume", m{
@@ -55,12 +55,19 @@ var valueSets = []valueSet{
 		"nats":       m{"mode": "embedded"},
 		"examples":   m{"vllm": m{"enabled": true}},
 	}},
-	{"tokenizers-configmap", m{"tokenizers": m{"source": "configMap", "configMap": "qwen-tokenizer"}}},
+	{"tokenizers-configmap-sim", m{
+		"tokenizers": m{"source": "configMap", "configMap": "qwen-tokenizer"},
+		"examples":   m{"sim": m{"enabled": true}},
+	}},
 	{"tokenizers-init", m{"tokenizers": m{"source": "initContainer",
 		"initContainer": m{"image": "busybox:1.37", "command": []any{"sh", "-c", "cp /src/* $TOKENIZERS_DIR/"}}}}},
+	{"router-tls-separate-envoy", m{
+		"envoy": m{"mode": "deployment"},
+		"router": m{"config": m{"tls": m{"selfSigned": true}, "defaultPool": "m",
+			"pools": []any{m{"name": "m", "endpoints": []any{"10.0.0.5:8000"}}}}},
+	}},
 	{"inference-pool", m{
 		"envoy":         m{"mode": "none"},
 		"inferencePool": m{"enabled": true},
-		"nats":          m{"mode": "embedded"},
 	}},
 }

@@ -1,0 +1,55 @@
+package tests
+
+import (
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+)
+
+// TestLint runs `helm lint --strict` (any message, even INFO, fails) over
+// every value set.
+func TestLint(t *testing.T) {
+	for _, vs := range valueSets {
+		t.Run(vs.name, func(t *testing.T) {
+			res := lint.AllWithKubeVersion(chartDir(t), vs.vals, namespace, kubeVersion)
+			for _, msg := range res.Messages {
+				if msg.Severity > support.InfoSev || !ignorableLint(msg) {
+					t.Errorf("helm lint: %v", msg)
+				}
+			}
+		})
+	}
+}
+
+// ignorableLint: the chart ships no icon, which lint reports as INFO.
+func ignorableLint(msg support.Message) bool {
+	return msg.Severity == support.InfoSev && strings.Contains(msg.Err.Error(), "icon is recommended")
+}
+
+// Invalid choices must fail rendering with the chart's own message, not
+// render something broken.
+func TestRenderRejectsBadValues(t *testing.T) {
+	cases := []struct {
+		name string
+		vals map[string]any
+		want string
+	}{
+		{"envoy mode", m{"envoy": m{"mode": "gateway"}}, "envoy.mode must be"},
+		{"body mode", m{"envoy": m{"requestBodyMode": "STREAMED"}}, "envoy.requestBodyMode must be"},
+		{"nats mode", m{"nats": m{"mode": "cluster"}}, "nats.mode must be"},
+		{"external nats without url", m{"nats": m{"mode": "external"}}, "nats.external.url is required"},
+		{"tokenizer source", m{"tokenizers": m{"source": "s3"}}, "tokenizers.source must be"},
+		{"tokenizer configmap", m{"tokenizers": m{"source": "configMap"}}, "tokenizers.configMap is required"},
+		{"inference pool with envoy", m{"inferencePool": m{"enabled": true}}, "set envoy.mode=none"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := tryRender(chartDir(t), c.vals)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got error %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,127 @@
+package sim
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/warmroute/warmroute/events"
+	"github.com/warmroute/warmroute/events/eventstest"
+)
+
+// relayToSink runs the project's relay and subscriber between the
+// simulator and a sink, over an embedded NATS server.
+func relayToSink(t *testing.T, s *Server, relayReg *prometheus.Registry) (*eventstest.Sink, events.Source) {
+	t.Helper()
+	ns, err := events.StartEmbedded("127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Close)
+	nc, err := events.ConnectOptions{URL: ns.ClientURL()}.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	const model, endpoint = DefaultModel, "127.0.0.1:8000"
+	relay, err := events.NewRelay(events.RelayConfig{EventsEndpoint: s.Engine().EventsAddr(),
+		ReplayEndpoint: s.Engine().ReplayAddr(), Model: model, Endpoint: endpoint,
+		HeartbeatInterval: 50 * time.Millisecond}, nc, relayReg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &eventstest.Sink{}
+	sub, err := events.NewSubscriber(events.SubscriberConfig{Models: []string{model}}, nc, sink, nil,
+		prometheus.NewRegistry(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 2)
+	go func() { done <- relay.Run(ctx) }()
+	go func() { done <- sub.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		for range 2 {
+			if err := <-done; err != nil {
+				t.Errorf("Run() = %v", err)
+			}
+		}
+	})
+	return sink, events.Source{Model: model, Endpoint: endpoint}
+}
+
+// converged waits until the sink holds exactly the engine's cached blocks
+// while the test keeps the engine publishing.
+func converged(t *testing.T, s *Server, sink *eventstest.Sink, src events.Source, poke func()) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		want := slices.Sorted(maps.Keys(setOf(s.Engine().CacheState().Hashes())))
+		if got := sink.Blocks(src); slices.Equal(got, want) && len(want) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sink %v, engine %v", sink.Blocks(src), want)
+		}
+		poke()
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func setOf(hs []uint64) map[uint64]bool {
+	m := map[uint64]bool{}
+	for _, h := range hs {
+		m[h] = true
+	}
+	return m
+}
+
+func TestRelayFollowsEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts NATS")
+	}
+	s, url := eventServer(t, Options{NumBlocks: 6})
+	relayReg := prometheus.NewRegistry()
+	sink, src := relayToSink(t, s, relayReg)
+	n := 0
+	poke := func() { n++; complete(t, url, longPrompt("p"+string(rune('a'+n%26)), 9), nil) }
+	t.Run("live events", func(t *testing.T) { converged(t, s, sink, src, poke) })
+	t.Run("gap from a pipeline cut is replayed", func(t *testing.T) {
+		s.Engine().PauseEvents(true)
+		complete(t, url, longPrompt("cut", 9), nil)
+		s.Engine().PauseEvents(false)
+		converged(t, s, sink, src, poke)
+		if n := relayGaps(t, relayReg, "replayed"); n != 1 {
+			t.Fatalf("relay replayed %v gaps, want 1", n)
+		}
+	})
+	t.Run("engine restart resets the endpoint", func(t *testing.T) {
+		s.Engine().Restart()
+		converged(t, s, sink, src, poke)
+	})
+}
+
+// relayGaps reads the relay's gap counter for one outcome.
+func relayGaps(t *testing.T, reg *prometheus.Registry, outcome string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "warmroute_events_relay_gaps_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if m.GetLabel()[0].GetValue() == outcome {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
