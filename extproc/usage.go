@@ -192,13 +192,22 @@ func usageSet(data []byte) bool {
 			return false
 		}
 		data = data[i+len(usageKey):]
-		rest := bytes.TrimLeft(data, " \t")
+		rest := skipBlanks(data)
 		if len(rest) == 0 || rest[0] != ':' {
 			continue
 		}
-		rest = bytes.TrimLeft(rest[1:], " \t")
+		rest = skipBlanks(rest[1:])
 		if len(rest) > 0 && rest[0] != 'n' {
 			return true
 		}
 	}
+}
+
+// skipBlanks drops leading spaces and tabs; bytes.TrimLeft would build its
+// cutset on every call of this per-event path.
+func skipBlanks(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
 }

@@ -38,5 +38,6 @@
 // for both; Server.Serve closes its engine when it returns, and a Server used
 // only through Handler must be closed by its owner.
 //
-// sim must not be imported by production packages; it may import api.
+// sim must not be imported by production packages; it may import api and
+// tokenizer (events only in tests, to prove its output decodes and relays).
 package sim

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -81,6 +82,7 @@ type Engine struct {
 	cache            *kvCache
 	events           *eventEndpoints // nil when KV events are off
 	pub              *publisher      // nil when KV events are off
+	closeOnce        sync.Once
 }
 
 // NewEngine returns an engine configured by opts (defaults applied) whose
@@ -120,10 +122,11 @@ func NewEngine(opts Options, reg prometheus.Registerer) (*Engine, error) {
 // Close stops publishing KV events and closes the event sockets. Requests
 // still running finish normally. It is safe to call more than once.
 func (e *Engine) Close() {
-	if e.events != nil {
-		e.events.close()
-		e.events = nil
-	}
+	e.closeOnce.Do(func() {
+		if e.events != nil {
+			e.events.close()
+		}
+	})
 }
 
 // Submit tokenizes req, waits for a running slot and prefills. It returns a

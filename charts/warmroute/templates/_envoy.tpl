@@ -61,7 +61,9 @@ static_resources:
                 request_body_mode: {{ $e.requestBodyMode }}
                 request_trailer_mode: {{ if eq $e.requestBodyMode "FULL_DUPLEX_STREAMED" }}SEND{{ else }}SKIP{{ end }}
                 response_header_mode: SEND
-                response_body_mode: NONE
+                # STREAMED lets the router read usage (cached_tokens) and keep
+                # its load accounting until the response's last byte.
+                response_body_mode: STREAMED
                 response_trailer_mode: SKIP
               allow_mode_override: false
               message_timeout: {{ $e.messageTimeout }}
