@@ -35,6 +35,12 @@ type ServeConfig struct {
 	// DecisionHeader adds x-warmroute-decision to routed requests explaining the
 	// choice. Default on; set DisableDecisionHeader to switch it off.
 	DisableDecisionHeader bool `json:"disableDecisionHeader,omitempty"`
+	// DisableResponseParsing stops reading usage (cached_tokens) from
+	// response bodies; the TTL controller then cannot judge predicted hits.
+	DisableResponseParsing bool `json:"disableResponseParsing,omitempty"`
+	// MaxResponseBytes bounds what one non-streaming response may buffer
+	// while its usage is read; beyond it the usage is unknown. Default 1 MiB.
+	MaxResponseBytes int64 `json:"maxResponseBytes,omitempty"`
 	// ShutdownGrace bounds how long a graceful shutdown waits for open streams.
 	// Default 15s.
 	ShutdownGrace Duration `json:"shutdownGrace,omitempty"`
@@ -122,6 +128,9 @@ func (c ServeConfig) Validate() error {
 	var errs []error
 	if c.MaxBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("maxBodyBytes must not be negative, got %d", c.MaxBodyBytes))
+	}
+	if c.MaxResponseBytes < 0 {
+		errs = append(errs, fmt.Errorf("maxResponseBytes must not be negative, got %d", c.MaxResponseBytes))
 	}
 	if c.Fallbacks < 0 {
 		errs = append(errs, fmt.Errorf("fallbacks must not be negative, got %d", c.Fallbacks))

@@ -17,6 +17,7 @@ func TestValidate(t *testing.T) {
 		{name: "empty is valid", cfg: ServeConfig{}},
 		{name: "one pool", cfg: ServeConfig{Pools: []PoolConfig{good}}},
 		{name: "negative body limit", cfg: ServeConfig{MaxBodyBytes: -1}, wantErr: "maxBodyBytes"},
+		{name: "negative response limit", cfg: ServeConfig{MaxResponseBytes: -1}, wantErr: "maxResponseBytes"},
 		{name: "negative fallbacks", cfg: ServeConfig{Fallbacks: -2}, wantErr: "fallbacks"},
 		{name: "cert without key", cfg: ServeConfig{TLS: TLSConfig{CertFile: "c.pem"}}, wantErr: "certFile and keyFile"},
 		{name: "pool without name", cfg: ServeConfig{Pools: []PoolConfig{{}}}, wantErr: "name is required"},

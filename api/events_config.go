@@ -36,6 +36,8 @@ type EventsConfig struct {
 	// HeartbeatMisses is how many relay heartbeat intervals may pass in
 	// silence before an endpoint is expired, cleared and removed. Default 3.
 	HeartbeatMisses int `json:"heartbeatMisses,omitempty"`
+	// Predictions shares speculative predictions with other router replicas.
+	Predictions PredictionsConfig `json:"predictions,omitempty"`
 }
 
 // NATSTLSConfig names PEM files for TLS to NATS.
@@ -88,6 +90,7 @@ func (c EventsConfig) WithDefaults() EventsConfig {
 	if c.HeartbeatMisses == 0 {
 		c.HeartbeatMisses = DefaultHeartbeatMisses
 	}
+	c.Predictions = c.Predictions.WithDefaults()
 	return c
 }
 
@@ -114,6 +117,9 @@ func (c EventsConfig) Validate() error {
 	if strings.ContainsAny(c.JetStream.Stream, ".*> \t\r\n/\\") {
 		errs = append(errs, fmt.Errorf("events.jetStream.stream %q: must not contain '.', '*', '>', slashes or whitespace",
 			c.JetStream.Stream))
+	}
+	if err := c.Predictions.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -29,6 +29,17 @@
 // replayed are dropped as duplicates by sequence, so nothing is applied twice
 // and nothing is missed between the two.
 //
+// # Shared predictions
+//
+// Predictions shares router replicas' speculative predictions (api
+// PredictionSubject, PredictionMessage): each replica publishes its
+// committed decisions' predictions and applies every other replica's with
+// index.SpeculateRemote, keeping the decider's absolute expiry capped at its
+// own now plus MaxTTL. Its own messages are recognised by replica id and
+// skipped. With a Stream (EnsurePredictionStream, memory storage, age limit
+// the maximum stale window) a starting replica replays the predictions still
+// live; applying one twice is harmless.
+//
 // # Concurrency
 //
 // DecodeBatch is a pure function; a Batch is owned by one goroutine and its
@@ -41,6 +52,9 @@
 // that goroutine too, before the live loop. Freshness, EndpointFreshness,
 // Sources and Ready may be called from any goroutine. IndexSink is safe for
 // concurrent use; Discovery is not and relies on that single caller.
+// Predictions.Run owns two goroutines, a publish loop and an apply loop
+// (which replays first); Predicted never blocks (a bounded queue, drops
+// counted) and its NATS handler only enqueues.
 //
 // # Ownership
 //
@@ -51,5 +65,8 @@
 // the call. EmbeddedServer owns the in-process NATS server until Close. An
 // IndexSink writes to the *index.Index it was given and owns nothing; the
 // caller keeps the index. The ordered consumer of a replay belongs to Run
-// and is stopped before the live loop starts.
+// and is stopped before the live loop starts. Predictions borrows the
+// *nats.Conn and the *index.Index it is given; Predicted keeps the
+// prediction's Keys slice until it is published, so the caller must not
+// modify it.
 package events

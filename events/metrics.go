@@ -164,3 +164,31 @@ func newReplayMetrics(reg prometheus.Registerer) *replayMetrics {
 			"How long the last start-up replay took, from subscribing to ready."),
 	}
 }
+
+// predictionMetrics count predictions shared with other router replicas.
+type predictionMetrics struct {
+	published      prometheus.Counter
+	dropped        *prometheus.CounterVec // reason: queue_full, publish_error, encode_error, too_large
+	received       *prometheus.CounterVec // result: applied, own, expired, malformed, rejected, overflow
+	capped         prometheus.Counter
+	replayed       prometheus.Counter
+	replayFailures prometheus.Counter
+}
+
+func newPredictionMetrics(reg prometheus.Registerer) *predictionMetrics {
+	return &predictionMetrics{
+		published: counter(reg, "predictions_published_total",
+			"Speculative predictions of this replica published to the other replicas."),
+		dropped: counterVec(reg, "predictions_dropped_total",
+			"Predictions of this replica not published, by reason (queue_full, publish_error, encode_error, too_large).",
+			"reason"),
+		received: counterVec(reg, "predictions_received_total",
+			"Prediction messages received, by result (applied, own, expired, malformed, rejected, overflow).", "result"),
+		capped: counter(reg, "predictions_capped_total",
+			"Remote predictions whose expiry lay beyond the local maximum stale window (clock skew or a longer TTL elsewhere)."),
+		replayed: counter(reg, "predictions_replayed_total",
+			"Prediction messages replayed from the JetStream stream at start-up."),
+		replayFailures: counter(reg, "predictions_replay_failures_total",
+			"Start-up prediction replays that failed; the replica then follows live predictions only."),
+	}
+}

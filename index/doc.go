@@ -21,6 +21,14 @@
 // is still reported (as late) rather than lost; after that they are reported
 // stale.
 //
+// Router replicas share predictions: SpeculateAt inserts a local prediction
+// with explicit decision and expiry times so that they can be sent to the
+// other replicas, which apply them with SpeculateRemote. A remote entry
+// matches and is confirmed like a local one, but its outcomes carry
+// Outcome.Remote and are counted apart, so that each replica accounts only
+// for its own decisions. One (endpoint, key) has at most one entry: whichever
+// prediction came first keeps it, later ones only extend its expiry.
+//
 // # Concurrency
 //
 // Index is safe for concurrent use. Keys are spread over shards, each a
@@ -34,7 +42,7 @@
 // # Ownership
 //
 // The index copies what it keeps: callers may reuse the slices they pass to
-// Store, Remove, Speculate and Lookup as soon as the call returns. Slices
+// Store, Remove, Speculate, SpeculateAt, SpeculateRemote and Lookup as soon as the call returns. Slices
 // returned by AppendKeys and Lookup belong to the caller. The index does no
 // I/O and starts no goroutines; expiry happens on writes and on Sweep, which
 // the owner calls periodically.

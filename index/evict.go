@@ -20,34 +20,46 @@ const (
 // samples the victim is nearly always among the oldest few percent.
 const evictSamples = 8
 
+// evictRounds bounds how many samples eviction draws while every key it has
+// seen was used in the current tick: without it, a key in active use could be
+// evicted whenever all eight samples happened to be equally fresh.
+const evictRounds = 4
+
 func (c *core) bytes() int64 {
 	return int64(len(c.keys))*keyBytes + int64(c.nEntries)*entryBytes + int64(c.spec.n)*specBytes
 }
 
 // evict removes least recently useful keys until the shard fits budget. It
 // returns the number of keys evicted.
-func (c *core) evict(budget, now int64, out *pending) int {
+func (c *core) evict(budget, now int64, tick uint32, out *pending) int {
 	n := 0
 	for c.bytes() > budget && len(c.keys) > 0 {
-		c.evictKey(c.pickVictim(), now, out)
+		c.evictKey(c.pickVictim(tick), now, out)
 		n++
 	}
 	return n
 }
 
-// pickVictim returns the least recently used of a few keys. Go starts every
-// map iteration at a random position, and slots are in hash order, so the
-// first keys of an iteration are a random sample with respect to recency.
-func (c *core) pickVictim() Key {
+// pickVictim returns the least recently used of a few keys, sampling again
+// (up to evictRounds) while the oldest seen is as fresh as tick. Go starts
+// every map iteration at a random position, and slots are in hash order, so
+// the first keys of an iteration are a random sample with respect to recency.
+func (c *core) pickVictim(tick uint32) Key {
 	var victim Key
 	var oldest uint32
-	n := 0
-	for k, head := range c.keys {
-		used := atomic.LoadUint32(&c.at(head).used)
-		if n == 0 || int32(used-oldest) < 0 {
-			victim, oldest = k, used
+	seen := false
+	for range evictRounds {
+		n := 0
+		for k, head := range c.keys {
+			used := atomic.LoadUint32(&c.at(head).used)
+			if !seen || int32(used-oldest) < 0 {
+				victim, oldest, seen = k, used, true
+			}
+			if n++; n == evictSamples {
+				break
+			}
 		}
-		if n++; n == evictSamples {
+		if int32(oldest-tick) < 0 {
 			break
 		}
 	}

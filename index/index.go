@@ -65,6 +65,9 @@ func (ix *Index) now() int64 { return ix.opts.Now().UnixNano() }
 // eviction needs order, not precision.
 func (ix *Index) nextTick() uint32 { return uint32(ix.ops.Add(1) >> 4) }
 
+// tick reads the recency clock without advancing it.
+func (ix *Index) tick() uint32 { return uint32(ix.ops.Load() >> 4) }
+
 // onEvict runs under a shard lock when eviction removes a holder's entry.
 func (ix *Index) onEvict(h holderID) {
 	ix.stats.evictedEntries.Add(1)
@@ -78,7 +81,7 @@ func (ix *Index) onEvict(h holderID) {
 // caller holds the shard's write lock.
 func (ix *Index) afterWrite(s *shard, now int64, out *pending) {
 	s.c.spec.expire(now, ix.grace, out)
-	if n := s.c.evict(ix.budget, now, out); n > 0 {
+	if n := s.c.evict(ix.budget, now, ix.tick(), out); n > 0 {
 		ix.stats.evictedKeys.Add(int64(n))
 	}
 }
@@ -86,13 +89,17 @@ func (ix *Index) afterWrite(s *shard, now int64, out *pending) {
 // report hands outcomes to the observer; no lock may be held.
 func (ix *Index) report(out pending) {
 	for _, o := range out {
-		ix.stats.outcomes[o.kind].Add(int64(o.blocks))
+		if o.remote {
+			ix.stats.remoteOutcomes[o.kind].Add(int64(o.blocks))
+		} else {
+			ix.stats.outcomes[o.kind].Add(int64(o.blocks))
+		}
 		if ix.opts.Observer == nil {
 			continue
 		}
 		ix.opts.Observer.Observe(Outcome{
 			Kind: o.kind, Endpoint: ix.eps.name(o.endpoint), Decision: o.decision,
-			Blocks: o.blocks, Latency: o.latency,
+			Blocks: o.blocks, Latency: o.latency, Remote: o.remote,
 		})
 	}
 }
@@ -102,6 +109,13 @@ func (ix *Index) report(out pending) {
 // skipped; a live prediction is kept and its expiry extended. It returns how
 // many entries it created.
 func (ix *Index) Speculate(endpoint string, keys []Key, d DecisionID, ttl time.Duration) (int, error) {
+	now := ix.now()
+	return ix.speculate(endpoint, keys, d, now, now+int64(ttl), false)
+}
+
+// speculate inserts predictions of keys on endpoint made at at and live until
+// expires (Unix nanoseconds), flagged remote when another replica made them.
+func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expires int64, remote bool) (int, error) {
 	if endpoint == "" {
 		return 0, fmt.Errorf("speculating %d keys: %w", len(keys), ErrEndpoint)
 	}
@@ -110,19 +124,22 @@ func (ix *Index) Speculate(endpoint string, keys []Key, d DecisionID, ttl time.D
 		return 0, fmt.Errorf("speculating on %q: too many endpoints: %w", endpoint, err)
 	}
 	now := ix.now()
-	expires := now + int64(ttl)
 	var out pending
 	created := 0
 	for _, k := range keys {
 		s := ix.shardOf(k)
 		s.mu.Lock()
-		if !s.c.holdsEndpoint(k, ep) && s.c.spec.insert(k, ep, d, now, expires) {
+		if !s.c.holdsEndpoint(k, ep) && s.c.spec.insert(k, ep, d, at, expires, remote) {
 			created++
 		}
 		ix.afterWrite(s, now, &out)
 		s.mu.Unlock()
 	}
-	ix.stats.speculated.Add(int64(created))
+	if remote {
+		ix.stats.remoteSpeculated.Add(int64(created))
+	} else {
+		ix.stats.speculated.Add(int64(created))
+	}
 	ix.report(out)
 	return created, nil
 }

@@ -126,7 +126,7 @@ func (w *walk) mark(c *core, key Key, now int64, tick uint32, wt *Weights) {
 	}
 	for i := c.spec.heads[key]; i != 0; i = c.spec.specs[i-1].next {
 		s := &c.spec.specs[i-1]
-		if cand := w.candidate(s.endpoint); cand >= 0 && now < s.expires {
+		if cand := w.candidate(s.endpoint()); cand >= 0 && now < s.expires {
 			w.spec[cand] = ki
 		}
 	}

@@ -33,8 +33,10 @@ var (
 		{desc("evicted_keys_total", "Keys evicted under the memory bound."), func(s *Stats) int64 { return s.EvictedKeys }},
 		{desc("evicted_entries_total", "Confirmed entries evicted under the memory bound."), func(s *Stats) int64 { return s.EvictedEntries }},
 		{desc("speculated_blocks_total", "Speculative entries created by routing decisions."), func(s *Stats) int64 { return s.Speculated }},
+		{desc("remote_speculated_blocks_total", "Speculative entries created from other router replicas' predictions."), func(s *Stats) int64 { return s.RemoteSpeculated }},
 	}
-	descOutcomes = desc("speculative_outcomes_total", "Speculative entries ended, by outcome.", "outcome")
+	descOutcomes       = desc("speculative_outcomes_total", "Speculative entries of this router's decisions ended, by outcome.", "outcome")
+	descRemoteOutcomes = desc("remote_speculative_outcomes_total", "Speculative entries from other replicas' predictions ended, by outcome.", "outcome")
 )
 
 type collector struct{ ix *Index }
@@ -48,6 +50,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- d.d
 	}
 	ch <- descOutcomes
+	ch <- descRemoteOutcomes
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -65,5 +68,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for k, v := range st.Outcomes {
 		ch <- prometheus.MustNewConstMetric(descOutcomes, prometheus.CounterValue, float64(v), OutcomeKind(k).String())
+		ch <- prometheus.MustNewConstMetric(descRemoteOutcomes, prometheus.CounterValue,
+			float64(st.RemoteOutcomes[k]), OutcomeKind(k).String())
 	}
 }

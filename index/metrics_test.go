@@ -17,6 +17,9 @@ func TestMetricsGolden(t *testing.T) {
 	f.ix.Remove("a", 0, hashes(9, 0, 1), MediumGPU)
 	f.ix.Speculate("b", keysOf(t, 1, 2), 1, time.Second)
 	f.ix.Speculate("a", keysOf(t, 3, 1), 2, time.Second)
+	now := f.clock.Now()
+	f.ix.SpeculateRemote(Prediction{Endpoint: "c", Keys: keysOf(t, 4, 1), Decision: 3,
+		DecidedAt: now, ExpiresAt: now.Add(time.Second)})
 	f.store(t, "b", 0, 1, 0, 1, MediumGPU)
 	f.clock.Advance(time.Second)
 	f.ix.Sweep()

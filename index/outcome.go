@@ -51,6 +51,11 @@ type Outcome struct {
 	// Latency is the time from the decision (the Speculate call) to this end:
 	// the route-to-confirmation latency for Confirmed and ConfirmedLate.
 	Latency time.Duration
+	// Remote is set when another router replica made the prediction
+	// (SpeculateRemote). Its decision was never begun here, so a per-replica
+	// lifecycle account must not count it as its own; Decision is then the
+	// other replica's id and may equal a local one.
+	Remote bool
 }
 
 // Observer receives outcomes. Observe is called on the goroutine that made the

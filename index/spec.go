@@ -5,11 +5,27 @@ import "time"
 // spec is one speculative entry: endpoint ep is predicted to hold a key since
 // decision d was made at time at, until expires (Unix nanoseconds).
 type spec struct {
-	endpoint uint32
+	owner    uint32 // endpoint id, with remoteBit set for another replica's prediction
 	next     uint32 // 1-based; 0 ends the list (or the free list)
 	decision DecisionID
 	at       int64
 	expires  int64
+}
+
+// remoteBit marks a prediction applied from another router replica. Endpoint
+// ids fit in 24 bits (maxEndpoints), so the flag rides in the id's top bit
+// and an entry stays 32 bytes.
+const remoteBit = 1 << 31
+
+func (s *spec) endpoint() uint32 { return s.owner &^ remoteBit }
+
+func (s *spec) remote() bool { return s.owner&remoteBit != 0 }
+
+func ownerOf(ep uint32, remote bool) uint32 {
+	if remote {
+		return ep | remoteBit
+	}
+	return ep
 }
 
 // expiryRef queues one entry's expiry. An entry whose expiry was extended is
@@ -36,7 +52,7 @@ func newSpecTable() specTable { return specTable{heads: map[Key]uint32{}} }
 
 func (t *specTable) find(key Key, ep uint32) (at, prev uint32) {
 	for i := t.heads[key]; i != 0; i = t.specs[i-1].next {
-		if t.specs[i-1].endpoint == ep {
+		if t.specs[i-1].endpoint() == ep {
 			return i, prev
 		}
 		prev = i
@@ -44,23 +60,24 @@ func (t *specTable) find(key Key, ep uint32) (at, prev uint32) {
 	return 0, 0
 }
 
-// insert predicts key on ep. A live prediction from an earlier decision is
-// kept (that decision's request is the one expected to store the block) and
-// only its expiry is extended. It reports whether an entry was created.
-func (t *specTable) insert(key Key, ep uint32, d DecisionID, now, expires int64) bool {
-	if at, _ := t.find(key, ep); at != 0 {
-		s := &t.specs[at-1]
+// insert predicts key on ep since at. A live prediction from an earlier
+// decision, local or remote, is kept (that decision's request is the one
+// expected to store the block) and only its expiry is extended. It reports
+// whether an entry was created.
+func (t *specTable) insert(key Key, ep uint32, d DecisionID, at, expires int64, remote bool) bool {
+	if i, _ := t.find(key, ep); i != 0 {
+		s := &t.specs[i-1]
 		if expires > s.expires {
 			s.expires = expires
 			t.queue = append(t.queue, expiryRef{key, ep, expires})
 		}
 		return false
 	}
-	s := spec{endpoint: ep, next: t.heads[key], decision: d, at: now, expires: expires}
-	if at := t.free; at != 0 {
-		t.free = t.specs[at-1].next
-		t.specs[at-1] = s
-		t.heads[key] = at
+	s := spec{owner: ownerOf(ep, remote), next: t.heads[key], decision: d, at: at, expires: expires}
+	if i := t.free; i != 0 {
+		t.free = t.specs[i-1].next
+		t.specs[i-1] = s
+		t.heads[key] = i
 	} else {
 		t.specs = append(t.specs, s)
 		t.heads[key] = uint32(len(t.specs))
@@ -120,7 +137,7 @@ func (t *specTable) dropEndpoint(ep uint32, now int64, out *pending) {
 
 func (t *specTable) end(key Key, at, prev uint32, kind OutcomeKind, now int64, out *pending) {
 	s := t.specs[at-1]
-	out.add(kind, s.endpoint, s.decision, time.Duration(now-s.at))
+	out.add(kind, s.endpoint(), s.remote(), s.decision, time.Duration(now-s.at))
 	if prev == 0 {
 		if s.next == 0 {
 			delete(t.heads, key)
@@ -143,19 +160,20 @@ type pending []pendingOutcome
 type pendingOutcome struct {
 	kind     OutcomeKind
 	endpoint uint32
+	remote   bool
 	decision DecisionID
 	blocks   int
 	latency  time.Duration
 }
 
-func (p *pending) add(kind OutcomeKind, ep uint32, d DecisionID, latency time.Duration) {
+func (p *pending) add(kind OutcomeKind, ep uint32, remote bool, d DecisionID, latency time.Duration) {
 	for i := range *p {
 		o := &(*p)[i]
-		if o.kind == kind && o.endpoint == ep && o.decision == d {
+		if o.kind == kind && o.endpoint == ep && o.remote == remote && o.decision == d {
 			o.blocks++
 			o.latency = max(o.latency, latency)
 			return
 		}
 	}
-	*p = append(*p, pendingOutcome{kind, ep, d, 1, latency})
+	*p = append(*p, pendingOutcome{kind, ep, remote, d, 1, latency})
 }

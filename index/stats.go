@@ -17,6 +17,8 @@ type counters struct {
 	evictedEntries    atomic.Int64
 	speculated        atomic.Int64
 	outcomes          [Dropped + 1]atomic.Int64
+	remoteSpeculated  atomic.Int64
+	remoteOutcomes    [Dropped + 1]atomic.Int64
 }
 
 // Stats is a point-in-time summary of the index.
@@ -42,8 +44,14 @@ type Stats struct {
 	ClearedEntries                             int64
 	EvictedKeys, EvictedEntries                int64
 	Speculated                                 int64
-	// Outcomes counts ended speculative entries by OutcomeKind.
+	// Outcomes counts ended speculative entries of this router's own
+	// decisions by OutcomeKind.
 	Outcomes [Dropped + 1]int64
+	// RemoteSpeculated and RemoteOutcomes count entries applied from other
+	// replicas' predictions (SpeculateRemote) and how they ended, apart from
+	// the local ones so that no replica counts another's decisions.
+	RemoteSpeculated int64
+	RemoteOutcomes   [Dropped + 1]int64
 }
 
 // Stats returns current totals. It locks each shard briefly for reading.
@@ -66,8 +74,10 @@ func (ix *Index) Stats() Stats {
 	st.Unkeyed, st.ClearedEntries = c.unkeyed.Load(), c.clearedEntries.Load()
 	st.EvictedKeys, st.EvictedEntries = c.evictedKeys.Load(), c.evictedEntries.Load()
 	st.Speculated = c.speculated.Load()
+	st.RemoteSpeculated = c.remoteSpeculated.Load()
 	for k := range st.Outcomes {
 		st.Outcomes[k] = c.outcomes[k].Load()
+		st.RemoteOutcomes[k] = c.remoteOutcomes[k].Load()
 	}
 	return st
 }

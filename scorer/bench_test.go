@@ -20,8 +20,15 @@ const (
 // benchIndex fills an index with `blocks` confirmed blocks: sequences of
 // benchSeqBlocks blocks, each held by two of the endpoints.
 func benchIndex(b *testing.B, endpoints []string, blocks int) *index.Index {
+	return benchIndexWith(b, endpoints, blocks, index.Options{})
+}
+
+// benchIndexWith is benchIndex with further index options (block size and
+// memory bound are the benchmark's).
+func benchIndexWith(b *testing.B, endpoints []string, blocks int, opts index.Options) *index.Index {
 	b.Helper()
-	ix, err := index.New(index.Options{BlockSize: benchBS, MaxBytes: 16 << 30})
+	opts.BlockSize, opts.MaxBytes = benchBS, 16<<30
+	ix, err := index.New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -79,10 +86,7 @@ func BenchmarkDecision(b *testing.B) {
 }
 
 func benchDecision(b *testing.B, n, blocks int) {
-	eps := make([]string, n)
-	for i := range eps {
-		eps[i] = fmt.Sprintf("10.0.%d.%d:8000", i/250, i%250+1)
-	}
+	eps := benchEndpoints(n)
 	ix := benchIndex(b, eps, blocks)
 	s := New(NewPools([]api.PoolConfig{{Name: "m", Endpoints: eps}}, ""), &Load{}, Options{
 		Index: ix, Tokens: map[string]Tokens{"m": idTokens{}}, Fallbacks: 2,
@@ -107,4 +111,12 @@ func benchDecision(b *testing.B, n, blocks int) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+}
+
+func benchEndpoints(n int) []string {
+	eps := make([]string, n)
+	for i := range eps {
+		eps[i] = fmt.Sprintf("10.0.%d.%d:8000", i/250, i%250+1)
+	}
+	return eps
 }

@@ -32,7 +32,9 @@
 // Decision.Commit inserts speculative index entries for the blocks the chosen
 // endpoint lacks, for the TTL the TTLPolicy gives (none while it pauses
 // speculation), and calls its Begin. StaticTTL is the policy without a
-// controller.
+// controller. With Options.Predictions the same prediction, stamped by the
+// index's clock with its absolute expiry, goes to a PredictionSink that
+// shares it with the other router replicas without blocking.
 //
 // # Concurrency
 //

@@ -31,6 +31,9 @@ type Options struct {
 	EngineLoad EngineLoad
 	// Metrics records stage timings and decision counts; nil records nothing.
 	Metrics *Metrics
+	// Predictions receives committed decisions' predictions to share with
+	// other router replicas; nil shares nothing.
+	Predictions PredictionSink
 }
 
 // Scorer picks endpoints for requests. Safe for concurrent use; build it
@@ -169,9 +172,17 @@ func (s *Scorer) trust(f *field, model string) []float64 {
 func (s *Scorer) begin(d *Decision) {
 	newSpec := 0
 	if ttl := s.opts.TTL.TTL(d.Endpoint, d.model); ttl > 0 {
-		// Speculate skips blocks the endpoint holds confirmed; the error
+		// The index's clock stamps the prediction, so the expiry shared with
+		// other replicas is the one inserted here.
+		at := s.opts.Index.Now()
+		p := index.Prediction{Endpoint: d.Endpoint, Model: d.model, Keys: d.keys[d.Match.Confirmed:],
+			Decision: d.ID, DecidedAt: at, ExpiresAt: at.Add(ttl)}
+		// SpeculateAt skips blocks the endpoint holds confirmed; the error
 		// cases (empty endpoint) cannot happen for a chosen endpoint.
-		newSpec, _ = s.opts.Index.Speculate(d.Endpoint, d.keys[d.Match.Confirmed:], d.ID, ttl)
+		newSpec, _ = s.opts.Index.SpeculateAt(p)
+		if s.opts.Predictions != nil && len(p.Keys) > 0 {
+			s.opts.Predictions.Predicted(p)
+		}
 	}
 	s.opts.TTL.Begin(d.ID, Route{
 		Endpoint: d.Endpoint, Model: d.model, PromptTokens: d.promptTokens,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -68,24 +69,27 @@ type router struct {
 	pipe   *pipeline
 	ttl    *ttl.Controller
 	link   *eventsLink
+	share  *predictionLink // serve_predictions.go
 	reg    prometheus.Registerer
 }
 
 func newRouter(cfg api.ServeConfig, log *slog.Logger) (*router, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	link := &eventsLink{}
+	link, share := &eventsLink{}, &predictionLink{}
 	ctrl, err := newTTL(cfg, link, reg, log)
 	if err != nil {
 		return nil, fmt.Errorf("creating ttl controller: %w", err)
 	}
-	pipe, err := newPipeline(cfg, reg, pipelineHooks{ttl: ctrl, observer: ctrl, engine: link})
+	pipe, err := newPipeline(cfg, reg, pipelineHooks{ttl: ctrl, observer: ctrl, engine: link, predictions: share})
 	if err != nil {
 		return nil, err
 	}
 	proc, err := extproc.New(pipe.scorer, extproc.Options{
-		MaxBodyBytes:          cfg.MaxBodyBytes,
-		DisableDecisionHeader: cfg.DisableDecisionHeader,
+		MaxBodyBytes:           cfg.MaxBodyBytes,
+		DisableDecisionHeader:  cfg.DisableDecisionHeader,
+		DisableResponseParsing: cfg.DisableResponseParsing,
+		MaxResponseBytes:       cfg.MaxResponseBytes,
 	}, reg, log)
 	if err != nil {
 		return nil, fmt.Errorf("creating ext_proc server: %w", err)
@@ -99,7 +103,7 @@ func newRouter(cfg api.ServeConfig, log *slog.Logger) (*router, error) {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
 	r := &router{cfg: cfg, log: log, grpc: grpc.NewServer(opts...), health: health.NewServer(),
-		pipe: pipe, ttl: ctrl, link: link, reg: reg}
+		pipe: pipe, ttl: ctrl, link: link, share: share, reg: reg}
 	extprocv3.RegisterExternalProcessorServer(r.grpc, proc)
 	healthpb.RegisterHealthServer(r.grpc, r.health)
 	r.admin = &http.Server{Handler: r.adminMux(reg), ReadHeaderTimeout: 5 * time.Second}
@@ -112,6 +116,11 @@ func (r *router) adminMux(reg *prometheus.Registry) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.Handle("GET /debug/ttl", r.ttl.Handler())
+	r.mountDebug(mux)
+	mux.HandleFunc("GET "+api.IndexInfoPath, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(api.IndexInfo{BlockSize: r.cfg.Index.BlockSize, Grace: r.cfg.Index.Grace})
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !r.ready.Load() {
@@ -154,6 +163,13 @@ func (r *router) serve(ctx context.Context, grpcLn, adminLn net.Listener) error 
 	}
 	defer ev.Close()
 	r.link.set(ev)
+	pr, err := startPredictions(bg, r.cfg, ev, r.pipe.index, r.share, r.reg, r.log)
+	if err != nil {
+		grpcLn.Close()
+		adminLn.Close()
+		return err
+	}
+	defer pr.Close() // deferred after ev.Close, so it runs first: the share uses ev's connection
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
 	wg.Go(func() { errc <- r.grpc.Serve(grpcLn) })
@@ -165,6 +181,7 @@ func (r *router) serve(ctx context.Context, grpcLn, adminLn net.Listener) error 
 	var runErr error
 	select {
 	case <-ev.Ready():
+		pr.waitReady(ctx)
 		r.setServing(true)
 		r.log.Info("warmroute ready")
 		select {

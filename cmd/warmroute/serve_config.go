@@ -35,13 +35,14 @@ func (f *endpointsFlag) Set(v string) error {
 // serveFlags are the command-line settings of `warmroute serve`; each one that
 // is given overrides the configuration file.
 type serveFlags struct {
-	configPath string
-	logLevel   string
-	overrides  api.ServeConfig
-	endpoints  endpointsFlag
-	pipeline   pipelineFlags
-	events     eventsFlags // serve_events.go
-	ttl        ttlFlags    // serve_ttl.go
+	configPath  string
+	logLevel    string
+	overrides   api.ServeConfig
+	endpoints   endpointsFlag
+	pipeline    pipelineFlags
+	events      eventsFlags     // serve_events.go
+	ttl         ttlFlags        // serve_ttl.go
+	predictions predictionFlags // serve_predictions.go
 }
 
 func newServeFlagSet(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
@@ -58,12 +59,15 @@ func newServeFlagSet(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	fs.Int64Var(&o.MaxBodyBytes, "max-body-bytes", 0, "largest accepted request body; larger gets 413 (default 8 MiB)")
 	fs.IntVar(&o.Fallbacks, "fallbacks", 0, "further endpoints listed after the chosen one")
 	fs.BoolVar(&o.DisableDecisionHeader, "disable-decision-header", false, "do not add x-warmroute-decision")
+	fs.BoolVar(&o.DisableResponseParsing, "disable-response-parsing", false, "do not read usage from response bodies")
+	fs.Int64Var(&o.MaxResponseBytes, "max-response-bytes", 0, "largest non-streaming response buffered to read its usage (default 1 MiB)")
 	fs.StringVar(&o.TLS.CertFile, "tls-cert", "", "PEM certificate for the gRPC listener")
 	fs.StringVar(&o.TLS.KeyFile, "tls-key", "", "PEM private key for the gRPC listener")
 	fs.BoolVar(&o.TLS.SelfSigned, "tls-self-signed", false, "serve gRPC with a generated self-signed certificate (development)")
 	addPipelineFlags(fs, &f.pipeline)
 	f.events.register(fs)
 	f.ttl.register(fs)
+	f.predictions.register(fs)
 	return fs, f
 }
 
@@ -111,6 +115,10 @@ func applyServeFlag(cfg *api.ServeConfig, f *serveFlags, name string) {
 		cfg.Fallbacks = o.Fallbacks
 	case "disable-decision-header":
 		cfg.DisableDecisionHeader = o.DisableDecisionHeader
+	case "disable-response-parsing":
+		cfg.DisableResponseParsing = o.DisableResponseParsing
+	case "max-response-bytes":
+		cfg.MaxResponseBytes = o.MaxResponseBytes
 	case "tls-cert":
 		cfg.TLS.CertFile = o.TLS.CertFile
 	case "tls-key":
@@ -123,6 +131,7 @@ func applyServeFlag(cfg *api.ServeConfig, f *serveFlags, name string) {
 		case applyPipelineFlag(cfg, &f.pipeline, name):
 		case f.events.apply(&cfg.Events, name):
 		case f.ttl.apply(&cfg.TTL, name):
+		case f.predictions.apply(&cfg.Events.Predictions, name):
 		}
 	}
 }

@@ -33,6 +33,9 @@ type pipelineHooks struct {
 	ttl      scorer.TTLPolicy
 	engine   scorer.EngineLoad
 	observer index.Observer
+	// predictions shares committed predictions with other replicas; nil
+	// keeps them local.
+	predictions scorer.PredictionSink
 }
 
 // newPipeline builds the pipeline from cfg (defaults applied) and registers
@@ -65,7 +68,7 @@ func newPipeline(cfg api.ServeConfig, reg prometheus.Registerer, hooks pipelineH
 	pools := scorer.NewPools(cfg.Pools, cfg.DefaultPool)
 	s := scorer.New(pools, load, scorer.Options{
 		Fallbacks: cfg.Fallbacks, Index: ix, Tokens: tokens, Scoring: cfg.Scoring,
-		TTL: hooks.ttl, EngineLoad: hooks.engine, Metrics: metrics,
+		TTL: hooks.ttl, EngineLoad: hooks.engine, Metrics: metrics, Predictions: hooks.predictions,
 	})
 	return &pipeline{index: ix, pools: pools, load: load, scorer: s, sweep: cfg.Index.SweepInterval}, nil
 }

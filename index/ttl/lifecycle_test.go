@@ -76,6 +76,26 @@ func TestUnattributedOutcomes(t *testing.T) {
 	}
 }
 
+// TestRemoteOutcomesIgnored: another replica's predictions end in this
+// replica's index too, but only the deciding replica counts them, even when
+// their decision id equals one begun here.
+func TestRemoteOutcomesIgnored(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.Begin(1, Route{Endpoint: "a", Model: "m", NewSpeculative: 2, BlockSize: 16, At: t0})
+	for _, kind := range []index.OutcomeKind{index.Confirmed, index.ConfirmedLate, index.Stale, index.Dropped} {
+		h.Observe(index.Outcome{Kind: kind, Endpoint: "a", Decision: 1, Blocks: 1, Latency: time.Millisecond, Remote: true})
+		h.Observe(index.Outcome{Kind: kind, Endpoint: "a", Decision: 77, Blocks: 1, Latency: time.Millisecond, Remote: true})
+	}
+	rep := h.Report()
+	if rep.Overall.Endings != (Endings{}) || rep.Decisions != 1 {
+		t.Fatalf("remote outcomes counted: endings %+v, %d decisions tracked (want none, 1)", rep.Overall.Endings, rep.Decisions)
+	}
+	h.Observe(index.Outcome{Kind: index.Confirmed, Endpoint: "a", Decision: 1, Blocks: 2, Latency: time.Millisecond})
+	if got := h.value(t, "warmroute_ttl_endings_total", map[string]string{"endpoint": "a", "model": "m", "ending": "confirmed"}); got != 2 {
+		t.Fatalf("local confirmations after remote ones = %v, want 2", got)
+	}
+}
+
 func TestPromptClasses(t *testing.T) {
 	tests := []struct {
 		tokens int

@@ -49,11 +49,14 @@ func (d *decision) apply(o index.Outcome, cl *closing) {
 
 // Observe accounts one outcome reported by the index. It implements
 // index.Observer: pass the Controller as index.Options.Observer. Outcomes of
-// decisions this controller did not Begin (another replica's predictions,
-// or a full table) still count as endings and towards trust, under the model
-// "_unknown".
+// local decisions this controller did not Begin (a full table, or a decision
+// already forgotten) still count as endings and towards trust, under the
+// model "_unknown". Outcomes of another replica's predictions (o.Remote) are
+// ignored: the deciding replica accounts for them, so counting them here too
+// would count each ending once per replica, and their decision id may even
+// equal a local one.
 func (c *Controller) Observe(o index.Outcome) {
-	if o.Blocks <= 0 {
+	if o.Blocks <= 0 || o.Remote {
 		return
 	}
 	now := c.now().UnixNano()

@@ -1,0 +1,29 @@
+package gapsweep
+
+import "errors"
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrOptions: the options are incomplete or contradictory.
+	ErrOptions = errors.New("invalid sweep options")
+	// ErrIdentity: a flag tried to change the cache identity (model, LoRA,
+	// salt) within one sweep.
+	ErrIdentity = errors.New("cache identity must stay fixed within a sweep")
+	// ErrBlockSize: the block size is unknown, or the router's differs from
+	// the one given or the one the sweep started with.
+	ErrBlockSize = errors.New("block size mismatch")
+	// ErrNoGaps: no gap could be chosen (no --gaps and no usable TTL report).
+	ErrNoGaps = errors.New("no gaps to test")
+	// ErrBudget: the planned sweep needs more requests than allowed.
+	ErrBudget = errors.New("request budget exceeded")
+	// ErrAdmin: the router's admin endpoint could not be read.
+	ErrAdmin = errors.New("reading router admin endpoint")
+	// ErrDecisionHeader: the x-warmroute-decision header is malformed.
+	ErrDecisionHeader = errors.New("malformed decision header")
+	// ErrStream: a streamed response could not be read.
+	ErrStream = errors.New("reading completion stream")
+)
+
+// errNotServed: the admin endpoint answered 404 for a path, as a router
+// older than the path does.
+var errNotServed = errors.New("path not served")

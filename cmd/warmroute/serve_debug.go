@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/scorer"
+)
+
+// maxLookupBytes bounds a debug lookup body: 4 MiB is about 400k token ids,
+// far past any context window, so a real prompt always fits.
+const maxLookupBytes = 4 << 20
+
+// indexDebug serves the prefix index's admin debug endpoints, which report
+// counts only. They expose no prompt text, token ids or block hashes (a lookup
+// takes token ids in but answers with block counts), and they log nothing
+// above debug, so that keys never reach logs. Safe for concurrent use: the
+// index and pools are.
+type indexDebug struct {
+	index *index.Index
+	pools *scorer.Pools
+}
+
+// mountDebug adds the index debug endpoints to the admin mux.
+func (r *router) mountDebug(mux *http.ServeMux) {
+	d := indexDebug{index: r.pipe.index, pools: r.pipe.pools}
+	mux.HandleFunc("GET "+api.IndexEntriesPath, d.entries)
+	mux.HandleFunc("POST "+api.IndexLookupPath, d.lookup)
+}
+
+// entries answers GET ?endpoint=IP:PORT with that endpoint's entry counts.
+func (d indexDebug) entries(w http.ResponseWriter, req *http.Request) {
+	ep := req.URL.Query().Get("endpoint")
+	if ep == "" {
+		http.Error(w, "missing ?endpoint=IP:PORT", http.StatusBadRequest)
+		return
+	}
+	n := d.index.EndpointEntries(ep)
+	writeDebugJSON(w, api.EndpointIndexEntries{Endpoint: ep, Confirmed: n.Confirmed, Speculative: n.Speculative})
+}
+
+// lookup keys the posted tokens as the scorer keys a request and reports,
+// per endpoint of the pool, its leading confirmed and speculative blocks.
+func (d indexDebug) lookup(w http.ResponseWriter, req *http.Request) {
+	var in api.IndexLookupRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, maxLookupBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		http.Error(w, fmt.Sprintf("decoding index lookup: %v", err), http.StatusBadRequest)
+		return
+	}
+	out, err := d.match(in)
+	if err != nil {
+		status := http.StatusBadRequest
+		if errors.Is(err, scorer.ErrUnknownModel) {
+			status = http.StatusNotFound
+		}
+		http.Error(w, err.Error(), status)
+		return
+	}
+	writeDebugJSON(w, out)
+}
+
+func (d indexDebug) match(in api.IndexLookupRequest) (api.IndexLookupResponse, error) {
+	pool, endpoints, err := d.pools.Lookup(in.Model)
+	if err != nil {
+		return api.IndexLookupResponse{}, fmt.Errorf("looking up pool: %w", err)
+	}
+	id := index.Identity{Model: pool, LoRA: in.LoRA, CacheSalt: in.CacheSalt}
+	keys, err := index.AppendKeys(nil, id, d.index.BlockSize(), in.Tokens)
+	if err != nil {
+		return api.IndexLookupResponse{}, fmt.Errorf("keying tokens: %w", err)
+	}
+	matches := d.index.Lookup(keys, endpoints, nil)
+	out := api.IndexLookupResponse{Pool: pool, Blocks: len(keys), BlockSize: d.index.BlockSize(),
+		Endpoints: make([]api.EndpointIndexLookup, len(endpoints))}
+	for i, ep := range endpoints {
+		out.Endpoints[i] = api.EndpointIndexLookup{Endpoint: ep, Confirmed: matches[i].Confirmed,
+			Speculative: matches[i].Speculative}
+	}
+	return out, nil
+}
+
+func writeDebugJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}

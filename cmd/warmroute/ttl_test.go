@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestTTLCommand(t *testing.T) {
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/debug/ttl" || r.URL.Query().Get("format") != "text" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, "mode static  percentile p99\n")
+	}))
+	defer admin.Close()
+	tests := []struct {
+		name    string
+		args    []string
+		wantOut string
+		wantErr string
+	}{
+		{"no command", nil, "", "missing command"},
+		{"unknown command", []string{"tune"}, "", `unknown command "tune"`},
+		{"advise without admin", []string{"advise"}, "", "want --admin"},
+		{"advise", []string{"advise", "--admin", admin.URL}, "mode static  percentile p99\n", ""},
+		{"advise, admin down", []string{"advise", "--admin", "http://127.0.0.1:1"}, "", "reading router admin endpoint"},
+		{"validate without target", []string{"validate", "--model", "m", "--block-size", "16", "--gaps", "0s"}, "", "target"},
+		{"validate mixing models", []string{"validate", "--model", "a", "--model", "b"}, "", "cache identity must stay fixed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			err := runTTLTo(context.Background(), tt.args, &out, &errOut)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+			}
+			if out.String() != tt.wantOut {
+				t.Errorf("stdout %q, want %q", out.String(), tt.wantOut)
+			}
+		})
+	}
+}

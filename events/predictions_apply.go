@@ -1,0 +1,171 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/index"
+)
+
+// applier is the apply loop's reused decoding state, owned by its goroutine.
+type applier struct {
+	msg  api.PredictionMessage
+	keys []index.Key
+}
+
+// applyLoop applies received predictions until ctx is done.
+func (p *Predictions) applyLoop(ctx context.Context) {
+	a := &applier{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case msg := <-p.in:
+			p.metrics.received.WithLabelValues(p.apply(a, msg.Data)).Inc()
+		}
+	}
+}
+
+// apply decodes and applies one message and returns its result label.
+// Another replica's prediction keeps its absolute expiry, but never beyond
+// the local now plus MaxTTL, so a decider whose clock runs ahead cannot make
+// a prediction outlive the local stale cap.
+func (p *Predictions) apply(a *applier, data []byte) string {
+	if err := a.msg.UnmarshalBinary(data); err != nil {
+		p.log.Debug("malformed prediction message", "err", err)
+		return "malformed"
+	}
+	if a.msg.Replica == p.cfg.Replica {
+		return "own"
+	}
+	now := p.ix.Now()
+	expires := a.msg.ExpiresAt
+	if limit := now.Add(p.cfg.MaxTTL); expires.After(limit) {
+		expires = limit
+		p.metrics.capped.Inc()
+	}
+	if !expires.After(now) {
+		return "expired"
+	}
+	a.keys = a.keys[:0]
+	for _, k := range a.msg.Keys {
+		a.keys = append(a.keys, index.Key(k))
+	}
+	_, err := p.ix.SpeculateRemote(index.Prediction{Endpoint: a.msg.Endpoint, Model: a.msg.Model, Keys: a.keys,
+		Decision: index.DecisionID(a.msg.Decision), DecidedAt: a.msg.DecidedAt, ExpiresAt: expires})
+	if err != nil {
+		p.log.Debug("remote prediction rejected", "endpoint", a.msg.Endpoint, "err", err)
+		return "rejected"
+	}
+	return "applied"
+}
+
+// catchUp replays the configured stream into the index. A failed replay is
+// counted and logged; the replica then shares only what arrives live.
+func (p *Predictions) catchUp(ctx context.Context) {
+	if p.cfg.Stream == "" {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, p.cfg.ReplayTimeout)
+	defer cancel()
+	n, err := p.replay(rctx)
+	p.metrics.replayed.Add(float64(n))
+	if err != nil {
+		p.metrics.replayFailures.Inc()
+		p.log.Warn("prediction stream replay incomplete; following live predictions", "stream", p.cfg.Stream,
+			"messages", n, "err", err)
+		return
+	}
+	p.log.Info("replayed prediction stream", "stream", p.cfg.Stream, "messages", n)
+}
+
+// replay applies every retained prediction of the followed models. Messages
+// that also arrive live meanwhile are applied twice, which is harmless: a
+// repeated prediction only re-extends an entry to the same expiry.
+func (p *Predictions) replay(ctx context.Context) (int, error) {
+	js, err := jetstream.New(p.nc)
+	if err != nil {
+		return 0, fmt.Errorf("replaying prediction stream: %w", err)
+	}
+	stream, err := js.Stream(ctx, p.cfg.Stream)
+	if err != nil {
+		return 0, fmt.Errorf("replaying prediction stream %s: %w", p.cfg.Stream, err)
+	}
+	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: p.subjects(),
+		DeliverPolicy: jetstream.DeliverAllPolicy})
+	if err != nil {
+		return 0, fmt.Errorf("replaying prediction stream %s: creating consumer: %w", p.cfg.Stream, err)
+	}
+	if cons.CachedInfo().NumPending == 0 {
+		return 0, nil
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(1024))
+	if err != nil {
+		return 0, fmt.Errorf("replaying prediction stream %s: %w", p.cfg.Stream, err)
+	}
+	defer it.Stop()
+	return p.drainReplay(ctx, it)
+}
+
+func (p *Predictions) drainReplay(ctx context.Context, it jetstream.MessagesContext) (int, error) {
+	a := &applier{}
+	for n := 0; ; {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		if err != nil {
+			return n, fmt.Errorf("replaying prediction stream after %d messages: %w", n, err)
+		}
+		p.metrics.received.WithLabelValues(p.apply(a, msg.Data())).Inc()
+		n++
+		md, err := msg.Metadata()
+		if err != nil || md.NumPending == 0 {
+			return n, nil
+		}
+	}
+}
+
+// PredictionStreamConfig describes the JetStream stream that retains shared
+// predictions so that a restarting replica can replay those still live.
+type PredictionStreamConfig struct {
+	// Name is the stream's name; required.
+	Name string
+	// MaxAge bounds retention; set it to the longest TTL any replica uses
+	// (its maximum stale window), beyond which no prediction is live.
+	// Default 5s.
+	MaxAge time.Duration
+	// MaxBytes bounds the stream's memory; the oldest predictions go first.
+	// Default 256 MiB.
+	MaxBytes int64
+	// Replicas is the stream's replication factor in a cluster; default 1.
+	Replicas int
+}
+
+// EnsurePredictionStream creates the prediction stream, or updates it to
+// cfg. Predictions are kept in memory: they live for seconds, and a NATS
+// restart that loses them costs only speculative matches.
+func EnsurePredictionStream(ctx context.Context, nc *nats.Conn, cfg PredictionStreamConfig) error {
+	if cfg.Name == "" {
+		return fmt.Errorf("ensuring prediction stream: empty name: %w", ErrInvalidConfig)
+	}
+	setDefault(&cfg.MaxAge, 5*time.Second)
+	setDefault(&cfg.MaxBytes, 256<<20)
+	setDefault(&cfg.Replicas, 1)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("ensuring prediction stream %s: %w", cfg.Name, err)
+	}
+	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: cfg.Name, Subjects: []string{api.PredictionSubjectPrefix + ".>"},
+		Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardOld, MaxAge: cfg.MaxAge, MaxBytes: cfg.MaxBytes,
+		Storage: jetstream.MemoryStorage, Replicas: cfg.Replicas,
+		Description: "warmroute speculative predictions shared between router replicas",
+	})
+	if err != nil {
+		return fmt.Errorf("ensuring prediction stream %s: %w", cfg.Name, err)
+	}
+	return nil
+}
