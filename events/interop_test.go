@@ -35,7 +35,7 @@ func pythonWithZMQ(t *testing.T) string {
 	if exec.Command(py, "-c", "import zmq, msgspec").Run() == nil {
 		return py
 	}
-	steps := [][]string{{"python3", "-m", "venv", venv}, {py, "-m", "pip", "install", "-q", "pyzmq", "msgspec"}}
+	steps := [][]string{{"python3", "-m", "venv", venv}, {py, "-m", "pip", "install", "-q", "pyzmq==27.3.0", "msgspec==0.23.0"}}
 	for _, s := range steps {
 		if out, err := exec.Command(s[0], s[1:]...).CombinedOutput(); err != nil {
 			if os.Getenv("CI") == "true" {
