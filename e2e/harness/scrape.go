@@ -68,3 +68,18 @@ func hasLabels(s *dto.Metric, match map[string]string) bool {
 	}
 	return found == len(match)
 }
+
+// Value returns the value of the first counter, gauge or untyped sample of
+// family name whose labels include all of match, and whether there is one.
+func (m Metrics) Value(name string, match map[string]string) (float64, bool) {
+	f, ok := m[name]
+	if !ok {
+		return 0, false
+	}
+	for _, s := range f.GetMetric() {
+		if hasLabels(s, match) {
+			return s.GetGauge().GetValue() + s.GetCounter().GetValue() + s.GetUntyped().GetValue(), true
+		}
+	}
+	return 0, false
+}
