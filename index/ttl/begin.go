@@ -17,6 +17,9 @@ func (c *Controller) Begin(id index.DecisionID, r Route) {
 	if r.At.IsZero() {
 		r.At = c.now()
 	}
+	if r.NewSpeculative > 0 {
+		c.guard.routed(r.Endpoint, r.At)
+	}
 	s := c.series.get(r.Endpoint, r.Model)
 	at := r.At.UnixNano()
 	d := &decision{route: r, s: s, class: classOf(r.PromptTokens),

@@ -16,7 +16,8 @@
 // hysteresis band.
 //
 // A freshness guard pauses speculation (TTL 0, trust 0) for an endpoint whose
-// event stream is stale, disconnected or has an unrecovered gap: a longer TTL
+// event stream is stale, disconnected, has an unrecovered gap, or has stayed
+// silent after routes that should have made it store blocks: a longer TTL
 // never stands in for a broken event pipeline.
 //
 // # Concurrency

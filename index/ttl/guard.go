@@ -18,12 +18,17 @@ const (
 	reasonDisconnected = "disconnected" // the relay reports its engine gone
 	reasonGap          = "gap"          // an unrecovered sequence gap
 	reasonUnknown      = "unknown"      // the subscriber has never seen the endpoint
+	reasonSilent       = "silent"       // routes that should store blocks, and no event since
 )
 
 type guardState struct {
 	checked atomic.Int64 // ns; 0 never
 	paused  atomic.Bool
 	reason  atomic.Pointer[string]
+	// awaiting is when the oldest route still waiting for an event was
+	// committed (ns; 0 none): a route that inserted predictions should make
+	// the engine store blocks and publish them.
+	awaiting atomic.Int64
 }
 
 // guard is the freshness guard: it pauses speculation for an endpoint whose
@@ -46,8 +51,9 @@ func newGuard(src FreshnessSource, limit time.Duration, maxEndpoints int, m *met
 	return &guard{src: src, limit: limit, max: maxEndpoints, m: m, log: log}
 }
 
-// verdict judges one endpoint's stream at now; "" means healthy.
-func (g *guard) verdict(endpoint string, now time.Time) string {
+// verdict judges one endpoint's stream at now; "" means healthy. st may be
+// nil (an endpoint beyond the tracking bound), which skips the silence check.
+func (g *guard) verdict(endpoint string, st *guardState, now time.Time) string {
 	f, ok := g.src.Freshness(endpoint)
 	last := f.LastEvent
 	if f.LastHeartbeat.After(last) {
@@ -62,8 +68,42 @@ func (g *guard) verdict(endpoint string, now time.Time) string {
 		return reasonDisconnected
 	case last.IsZero() || now.Sub(last) > g.limit:
 		return reasonStale
+	case g.silent(st, f.LastEvent, now):
+		return reasonSilent
 	}
 	return ""
+}
+
+// silent reports whether routes that should have made the engine store new
+// blocks have gone unanswered by any event for longer than the limit. This
+// catches a cut between engine and relay that heartbeats alone hide: the
+// relay keeps beating while no event flows. A route whose request failed
+// trips it too, which is harmless: routing goes on on load and confirmed
+// state, and the next event the endpoint publishes clears it.
+func (g *guard) silent(st *guardState, lastEvent, now time.Time) bool {
+	if st == nil {
+		return false
+	}
+	since := st.awaiting.Load()
+	if since == 0 {
+		return false
+	}
+	if !lastEvent.IsZero() && lastEvent.UnixNano() >= since {
+		st.awaiting.CompareAndSwap(since, 0) // answered; a newer route may start the wait again
+		return false
+	}
+	return now.UnixNano()-since > int64(g.limit)
+}
+
+// routed notes a committed route to endpoint that inserted predictions, so
+// the engine should soon publish the blocks it stores.
+func (g *guard) routed(endpoint string, at time.Time) {
+	if g.src == nil {
+		return
+	}
+	if st := g.state(endpoint); st != nil {
+		st.awaiting.CompareAndSwap(0, at.UnixNano())
+	}
 }
 
 // paused reports whether speculation is paused for endpoint at now,
@@ -74,7 +114,7 @@ func (g *guard) paused(endpoint string, now time.Time) bool {
 	}
 	st := g.state(endpoint)
 	if st == nil { // beyond the bound: judge every time, export nothing
-		return g.verdict(endpoint, now) != ""
+		return g.verdict(endpoint, nil, now) != ""
 	}
 	if c := st.checked.Load(); c != 0 && now.UnixNano()-c < int64(guardRefresh) {
 		return st.paused.Load()
@@ -83,7 +123,7 @@ func (g *guard) paused(endpoint string, now time.Time) bool {
 }
 
 func (g *guard) judge(endpoint string, st *guardState, now time.Time) bool {
-	reason := g.verdict(endpoint, now)
+	reason := g.verdict(endpoint, st, now)
 	st.checked.Store(now.UnixNano())
 	st.reason.Store(&reason)
 	paused := reason != ""

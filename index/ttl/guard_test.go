@@ -167,3 +167,51 @@ func TestTrustFallsForFailingEndpoint(t *testing.T) {
 		t.Fatalf("trust %v after the window passed, want 1", got)
 	}
 }
+
+// TestGuardSilentEndpoint covers a cut between engine and relay: heartbeats
+// keep arriving, but routes that inserted predictions get no event back.
+func TestGuardSilentEndpoint(t *testing.T) {
+	tests := []struct {
+		name      string
+		eventLag  time.Duration // when the first event after the route arrives; 0 never
+		wantPause bool
+	}{
+		{name: "event answers the route in time", eventLag: time.Second, wantPause: false},
+		{name: "no event after the route", wantPause: true},
+		{name: "event only after the limit", eventLag: 6 * time.Second, wantPause: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &freshness{}
+			h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
+			start := h.clk.now()
+			lastEvent := start.Add(-time.Minute) // idle before: events are old, heartbeats fresh
+			beat := func() { src.set("e", Freshness{LastEvent: lastEvent, LastHeartbeat: h.clk.now(), Connected: true}) }
+			beat()
+			if h.TTL("e", "m") == 0 {
+				t.Fatal("idle endpoint with fresh heartbeats paused before any route")
+			}
+			h.Begin(1, Route{Endpoint: "e", Model: "m", PromptTokens: 64, NewSpeculative: 4, BlockSize: 16, At: start})
+			for step := time.Duration(0); step <= 6*time.Second; step += 500 * time.Millisecond {
+				h.clk.set(start.Add(step))
+				if tt.eventLag != 0 && step >= tt.eventLag {
+					lastEvent = start.Add(tt.eventLag)
+				}
+				beat()
+				if step == 5500*time.Millisecond {
+					paused := h.TTL("e", "m") == 0
+					if paused != tt.wantPause {
+						_, reason := h.guard.status("e")
+						t.Fatalf("paused=%v (%q) at %v, want %v", paused, reason, step, tt.wantPause)
+					}
+				}
+			}
+			if tt.wantPause && tt.eventLag != 0 {
+				h.clk.advance(guardRefresh)
+				if h.TTL("e", "m") == 0 {
+					t.Fatal("still paused after the endpoint published again")
+				}
+			}
+		})
+	}
+}
