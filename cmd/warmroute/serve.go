@@ -104,6 +104,7 @@ func newRouter(cfg api.ServeConfig, log *slog.Logger) (*router, error) {
 	}
 	r := &router{cfg: cfg, log: log, grpc: grpc.NewServer(opts...), health: health.NewServer(),
 		pipe: pipe, ttl: ctrl, link: link, share: share, reg: reg}
+	r.setServing(false) // known but NOT_SERVING until the index is ready
 	extprocv3.RegisterExternalProcessorServer(r.grpc, proc)
 	healthpb.RegisterHealthServer(r.grpc, r.health)
 	r.admin = &http.Server{Handler: r.adminMux(reg), ReadHeaderTimeout: 5 * time.Second}

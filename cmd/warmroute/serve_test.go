@@ -26,6 +26,9 @@ import (
 func startRouter(t *testing.T, cfg api.ServeConfig) (grpcAddr, adminAddr string, stop func() error) {
 	t.Helper()
 	cfg.ShutdownGrace = api.Duration(2 * time.Second)
+	if cfg.Events.Listen == "" {
+		cfg.Events.Listen = "127.0.0.1:0" // never the shared default port
+	}
 	r, err := newRouter(cfg.WithDefaults(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +54,28 @@ func startRouter(t *testing.T, cfg api.ServeConfig) (grpcAddr, adminAddr string,
 		return <-done
 	}
 	t.Cleanup(func() { stop() })
+	waitReady(t, "http://"+al.Addr().String()+"/readyz")
 	return gl.Addr().String(), al.Addr().String(), stop
+}
+
+// waitReady polls url until it answers 200: the router reports ready only
+// once its event subscriber is running.
+func waitReady(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not ready after 10s (last: %v)", url, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func httpGet(t *testing.T, url string) (int, string) {
