@@ -60,46 +60,10 @@ func EnsureStream(ctx context.Context, nc *nats.Conn, cfg StreamConfig) error {
 // dropped as duplicates by their sequence number, so nothing is applied twice
 // and nothing between the stream's end and the live subscription is missed.
 func (s *Subscriber) replayStream(ctx context.Context) (int, error) {
-	js, err := jetstream.New(s.nc)
-	if err != nil {
-		return 0, fmt.Errorf("replaying event stream: %w", err)
-	}
-	stream, err := js.Stream(ctx, s.cfg.ReplayStream)
-	if err != nil {
-		return 0, fmt.Errorf("replaying event stream %s: %w", s.cfg.ReplayStream, err)
-	}
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: s.eventSubjects(), DeliverPolicy: jetstream.DeliverAllPolicy})
-	if err != nil {
-		return 0, fmt.Errorf("replaying event stream %s: creating consumer: %w", s.cfg.ReplayStream, err)
-	}
-	if cons.CachedInfo().NumPending == 0 {
-		return 0, nil
-	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(4096))
-	if err != nil {
-		return 0, fmt.Errorf("replaying event stream %s: %w", s.cfg.ReplayStream, err)
-	}
-	defer it.Stop()
-	return s.drainReplay(ctx, it)
-}
-
-// drainReplay applies messages until the consumer has none pending.
-func (s *Subscriber) drainReplay(ctx context.Context, it jetstream.MessagesContext) (int, error) {
-	n := 0
-	for {
-		msg, err := it.Next(jetstream.NextContext(ctx))
-		if err != nil {
-			return n, fmt.Errorf("replaying event stream after %d messages: %w", n, err)
-		}
+	return replayStream(ctx, s.nc, "event", s.cfg.ReplayStream, s.eventSubjects(), 4096, func(msg jetstream.Msg) {
 		s.handle(inbound{msg: &nats.Msg{Subject: msg.Subject(), Header: msg.Headers(), Data: msg.Data()},
 			at: s.now(), replayed: true})
-		n++
-		md, err := msg.Metadata()
-		if err != nil || md.NumPending == 0 {
-			return n, nil
-		}
-	}
+	})
 }
 
 // ensureStream creates the relay's stream, retrying with backoff while NATS

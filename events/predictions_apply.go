@@ -88,44 +88,10 @@ func (p *Predictions) catchUp(ctx context.Context) {
 // that also arrive live meanwhile are applied twice, which is harmless: a
 // repeated prediction only re-extends an entry to the same expiry.
 func (p *Predictions) replay(ctx context.Context) (int, error) {
-	js, err := jetstream.New(p.nc)
-	if err != nil {
-		return 0, fmt.Errorf("replaying prediction stream: %w", err)
-	}
-	stream, err := js.Stream(ctx, p.cfg.Stream)
-	if err != nil {
-		return 0, fmt.Errorf("replaying prediction stream %s: %w", p.cfg.Stream, err)
-	}
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: p.subjects(),
-		DeliverPolicy: jetstream.DeliverAllPolicy})
-	if err != nil {
-		return 0, fmt.Errorf("replaying prediction stream %s: creating consumer: %w", p.cfg.Stream, err)
-	}
-	if cons.CachedInfo().NumPending == 0 {
-		return 0, nil
-	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(1024))
-	if err != nil {
-		return 0, fmt.Errorf("replaying prediction stream %s: %w", p.cfg.Stream, err)
-	}
-	defer it.Stop()
-	return p.drainReplay(ctx, it)
-}
-
-func (p *Predictions) drainReplay(ctx context.Context, it jetstream.MessagesContext) (int, error) {
 	a := &applier{}
-	for n := 0; ; {
-		msg, err := it.Next(jetstream.NextContext(ctx))
-		if err != nil {
-			return n, fmt.Errorf("replaying prediction stream after %d messages: %w", n, err)
-		}
+	return replayStream(ctx, p.nc, "prediction", p.cfg.Stream, p.subjects(), 1024, func(msg jetstream.Msg) {
 		p.metrics.received.WithLabelValues(p.apply(a, msg.Data())).Inc()
-		n++
-		md, err := msg.Metadata()
-		if err != nil || md.NumPending == 0 {
-			return n, nil
-		}
-	}
+	})
 }
 
 // PredictionStreamConfig describes the JetStream stream that retains shared
