@@ -18,6 +18,12 @@ const (
 	EventRelayHeader = "Warmroute-Relay"
 	// EventResetReasonHeader is one of the ResetReason values on a reset.
 	EventResetReasonHeader = "Warmroute-Reset-Reason"
+	// EventStreamStartHeader is "true" on a batch with sequence number 0, the
+	// first an engine process publishes: nothing cached at the endpoint came
+	// before it, so a router holding another stream's state for the endpoint
+	// clears it and applies from this batch on. A restarted relay that reads
+	// the engine's replay buffer from the start republishes it this way.
+	EventStreamStartHeader = "Warmroute-Stream-Start"
 )
 
 // Values of EventKindHeader.
@@ -40,9 +46,10 @@ const (
 	// ResetRestart: the engine's sequence went backwards (the engine restarted).
 	ResetRestart ResetReason = "restart"
 	// ResetReconnect: the relay lost its connection to the engine and the
-	// first batch after reconnecting did not continue the sequence. Replay is
-	// not trusted across a reconnect because a restarted engine would serve
-	// its own, unrelated history for the requested range.
+	// first batch after reconnecting did not continue the sequence. A gap is
+	// not filled by replay across a reconnect, because a restarted engine
+	// would serve its own, unrelated history for the requested range; the
+	// relay instead replays the engine's buffer from seq 0 as a fresh stream.
 	ResetReconnect ResetReason = "reconnect"
 	// ResetOverflow: the relay dropped batches from its bounded buffer while
 	// NATS was unreachable.

@@ -18,6 +18,22 @@
 // has no body and tells routers to clear the Source and resume at the
 // sequence in its header.
 //
+// # Relay start-up
+//
+// A relay that does not know where the engine's stream stands (it just
+// started, or the engine's sequence started over) reads the engine's replay
+// buffer from seq 0 and republishes it with the real sequence numbers, so
+// routers regain the blocks cached before the relay looked. The engine's
+// first batch (seq 0) carries api.EventStreamStartHeader: a router clears
+// whatever else it holds for the Source (a vanished relay's stream) and
+// applies from there; after an engine restart a reset at seq 0 goes first.
+// Live batches wait in the events socket during the replay and those it
+// covered are dropped as duplicates. vLLM keeps only the last buffer_steps
+// batches (default 10000): once an engine has published more, the buffer no
+// longer reaches seq 0, the earlier state is unknowable, and the relay
+// publishes a reset at the buffer's first seq before what it holds. Both
+// outcomes are counted (relay_resyncs_total).
+//
 // # JetStream
 //
 // Optionally a JetStream stream (EnsureStream; created by a relay or a

@@ -18,6 +18,7 @@ type relayMetrics struct {
 	decodeErrors  prometheus.Counter
 	gaps          *prometheus.CounterVec // outcome: replayed, unrecoverable
 	resets        *prometheus.CounterVec // reason
+	resyncs       *prometheus.CounterVec // outcome: complete, empty, partial, failed
 	bufferDropped prometheus.Counter
 	buffered      prometheus.Gauge
 	publishErrors prometheus.Counter
@@ -38,6 +39,10 @@ func newRelayMetrics(reg prometheus.Registerer) *relayMetrics {
 			"Sequence gaps seen on the engine's event socket, by outcome.", "outcome"),
 		resets: counterVec(reg, "relay_resets_total",
 			"Endpoint resets published to routers, by reason.", "reason"),
+		resyncs: counterVec(reg, "relay_resyncs_total",
+			"Reads of the engine's replay buffer from seq 0 (at start-up or after the engine's sequence "+
+				"started over), by outcome: complete (republished from seq 0), empty (nothing published yet), "+
+				"partial (buffer no longer reaches seq 0: reset, then what it holds), failed.", "outcome"),
 		bufferDropped: counter(reg, "relay_buffer_dropped_total",
 			"Messages dropped from the relay's bounded buffer while NATS was unreachable."),
 		buffered: gauge(reg, "relay_buffered_messages",
@@ -81,7 +86,8 @@ func newSubscriberMetrics(reg prometheus.Registerer) *subscriberMetrics {
 		gaps: counter(reg, "subscriber_gaps_total",
 			"Sequence gaps seen per endpoint across relays; each clears the endpoint."),
 		resets: counterVec(reg, "subscriber_resets_total",
-			"Endpoint clears, by reason (relay reasons plus gap, malformed, expired, leave).", "reason"),
+			"Endpoint clears, by reason (relay reasons plus gap, malformed, relay_change, stream_start, expired, leave).",
+			"reason"),
 		expired: counter(reg, "subscriber_endpoints_expired_total",
 			"Endpoints removed because their heartbeats stopped."),
 		queued: gauge(reg, "subscriber_queued_messages",

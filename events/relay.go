@@ -29,7 +29,12 @@ type RelayConfig struct {
 	// engine to connect (the engine connects when its endpoint has no '*').
 	ListenEvents bool
 	// ReplayEndpoint is the engine's replay ROUTER endpoint; empty disables
-	// gap filling (every gap then becomes an endpoint reset).
+	// gap filling (every gap then becomes an endpoint reset) and the resync
+	// at start-up. With it, a starting relay republishes the engine's
+	// buffer from seq 0 so routers regain the blocks cached before the
+	// relay started. vLLM keeps only the last buffer_steps batches (default
+	// 10000): once the engine has published more, the earliest are gone and
+	// the relay publishes a reset instead of the full history.
 	ReplayEndpoint string
 	// Topic is the ZMQ subscription prefix; empty receives every topic.
 	Topic string
@@ -45,7 +50,9 @@ type RelayConfig struct {
 	MetricsURL string
 	// HeartbeatInterval defaults to 2s.
 	HeartbeatInterval time.Duration
-	// ReplayTimeout bounds one replay exchange; default 2s.
+	// ReplayTimeout bounds one replay exchange; default 2s. A resync cut
+	// short keeps what arrived; the next live batch then finds the rest as
+	// a gap and replays it.
 	ReplayTimeout time.Duration
 	// BufferSize bounds messages held while NATS is unreachable; default 10000.
 	BufferSize int
@@ -186,9 +193,14 @@ func (r *Relay) Run(ctx context.Context) error {
 	return nil
 }
 
-// batchMsg builds the NATS message for one engine batch.
+// batchMsg builds the NATS message for one engine batch. The engine's first
+// batch is marked as the start of its stream: routers drop whatever else
+// they hold for the Source before applying it.
 func (r *Relay) batchMsg(seq uint64, payload []byte) *nats.Msg {
 	m := r.headerMsg(api.EventKindBatch, seq)
+	if seq == 0 {
+		m.Header[api.EventStreamStartHeader] = []string{"true"}
+	}
 	m.Data = payload
 	return m
 }

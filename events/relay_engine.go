@@ -72,9 +72,16 @@ func (r *Relay) openEvents(ctx context.Context) (zmq4.Socket, error) {
 	return sock, nil
 }
 
-// receive handles batches until the socket fails. After a reconnect the
-// first batch must continue the sequence exactly (see api.ResetReconnect).
+// receive handles batches until the socket fails. When the relay does not
+// know the engine's sequence yet (start-up, or no batch seen before a
+// reconnect) it first republishes the engine's replay buffer (resync); the
+// socket is already subscribed, so live batches wait for it there. After a
+// reconnect the first batch must continue the sequence exactly (see
+// api.ResetReconnect), or the stream starts over.
 func (r *Relay) receive(ctx context.Context, sock zmq4.Socket, st *seqTracker, b *Batch, reconnected bool, bo *backoff) error {
+	if !st.started && r.cfg.ReplayEndpoint != "" {
+		r.resync(ctx, st, b, "")
+	}
 	for {
 		msg, err := sock.Recv()
 		if err != nil {
@@ -89,27 +96,29 @@ func (r *Relay) receive(ctx context.Context, sock zmq4.Socket, st *seqTracker, b
 		}
 		seq := binary.BigEndian.Uint64(msg.Frames[1])
 		if reconnected && st.started && st.classify(seq) != verdictNext {
-			r.reset(st, api.ResetReconnect, seq)
+			r.startOver(ctx, st, b, api.ResetReconnect, seq)
 		}
 		reconnected = false
 		r.handleLive(ctx, st, b, seq, msg.Frames[2], now)
 	}
 }
 
+// handleLive forwards one live batch, first repairing the stream when it
+// does not continue: a gap is filled from the replay socket, a sequence that
+// went backwards (engine restart) starts the stream over.
 func (r *Relay) handleLive(ctx context.Context, st *seqTracker, b *Batch, seq uint64, payload []byte, now time.Time) {
-	switch st.classify(seq) {
-	case verdictDuplicate:
+	if st.classify(seq) == verdictBackwards {
+		r.log.Warn("engine sequence went backwards; starting the endpoint's stream over", "seq", seq, "expected", st.next())
+		r.startOver(ctx, st, b, api.ResetRestart, seq)
+	}
+	// After startOver everything up to the buffer's end counts as replayed,
+	// so the live batch is now a duplicate, the next one, or past a gap.
+	if st.classify(seq) == verdictGap {
+		r.fillGap(ctx, st, b, seq)
+	}
+	if st.classify(seq) == verdictDuplicate {
 		r.metrics.batches.WithLabelValues("duplicate").Inc()
 		return
-	case verdictBackwards:
-		r.log.Warn("engine sequence went backwards; publishing endpoint reset", "seq", seq, "last", st.last)
-		r.reset(st, api.ResetRestart, seq)
-	case verdictGap:
-		r.fillGap(ctx, st, b, seq)
-		if st.classify(seq) == verdictDuplicate {
-			r.metrics.batches.WithLabelValues("duplicate").Inc()
-			return
-		}
 	}
 	r.forward(st, b, seq, payload, now, "forwarded")
 }

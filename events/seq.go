@@ -14,7 +14,7 @@ const (
 // the relay. It is not safe for concurrent use; the zero value expects any
 // first sequence number.
 type seqTracker struct {
-	last    uint64
+	expect  uint64 // the sequence number that continues the stream
 	started bool
 	// replayed is the inclusive range last filled from the engine's replay
 	// socket. Live batches in it were queued while the replay ran and are
@@ -29,9 +29,9 @@ func (t *seqTracker) classify(seq uint64) verdict {
 		return verdictNext
 	case t.hasReplayed && seq >= t.replayedFrom && seq <= t.replayedTo:
 		return verdictDuplicate
-	case seq == t.last+1:
+	case seq == t.expect:
 		return verdictNext
-	case seq > t.last:
+	case seq > t.expect:
 		return verdictGap
 	}
 	return verdictBackwards
@@ -40,11 +40,16 @@ func (t *seqTracker) classify(seq uint64) verdict {
 // accept records seq as forwarded. Live batches past the replayed range end
 // the duplicate window.
 func (t *seqTracker) accept(seq uint64) {
-	t.last, t.started = seq, true
+	t.expect, t.started = seq+1, true
 	if t.hasReplayed && seq > t.replayedTo {
 		t.hasReplayed = false
 	}
 }
+
+// expectFirst records that the engine has published nothing yet (its replay
+// buffer was empty), so the stream must start at seq 0: anything later is a
+// gap to fill, not a first batch to take as it comes.
+func (t *seqTracker) expectFirst() { *t = seqTracker{started: true} }
 
 // markReplayed records that [from, to] was forwarded from a replay.
 func (t *seqTracker) markReplayed(from, to uint64) {
@@ -52,4 +57,4 @@ func (t *seqTracker) markReplayed(from, to uint64) {
 }
 
 // next is the sequence number expected after the last forwarded one.
-func (t *seqTracker) next() uint64 { return t.last + 1 }
+func (t *seqTracker) next() uint64 { return t.expect }

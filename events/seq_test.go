@@ -39,3 +39,22 @@ func TestSeqTracker(t *testing.T) {
 		})
 	}
 }
+
+// After an empty replay buffer the stream must start at seq 0: a later
+// first batch is a gap to fill, not a start.
+func TestSeqTrackerExpectFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		seq  uint64
+		want verdict
+	}{{"seq 0 is next", 0, verdictNext}, {"later seq is a gap", 3, verdictGap}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tr seqTracker
+			tr.accept(41)
+			tr.expectFirst()
+			if got := tr.classify(tc.seq); got != tc.want || tr.next() != 0 {
+				t.Fatalf("classify(%d) = %d, next %d; want %d, next 0", tc.seq, got, tr.next(), tc.want)
+			}
+		})
+	}
+}

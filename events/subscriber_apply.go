@@ -16,6 +16,7 @@ const (
 	clearGap         = "gap"
 	clearMalformed   = "malformed"
 	clearRelayChange = "relay_change"
+	clearStreamStart = "stream_start"
 	clearExpired     = "expired"
 	clearLeave       = "leave"
 )
@@ -58,6 +59,11 @@ func (s *Subscriber) applyBatch(src Source, st *streamState, in inbound, seq uin
 		// A different relay instance that does not continue the stream:
 		// the engine may have restarted while no relay watched it.
 		s.clear(src, st, clearRelayChange, in.at)
+	case st.inOrder && seq != st.expect && in.msg.Header.Get(api.EventStreamStartHeader) == "true":
+		// The engine's first batch, republished from its replay buffer by a
+		// relay (even one reusing a relay id): it supersedes what the
+		// Source holds, and the batches after it rebuild the state.
+		s.clear(src, st, clearStreamStart, in.at)
 	case st.inOrder && seq < st.expect:
 		s.metrics.messages.WithLabelValues("duplicate").Inc()
 		return
