@@ -48,6 +48,10 @@ type Params struct {
 	ListenPort int // Envoy's HTTP listener
 	AdminPort  int // Envoy's admin API
 	RouterPort int // warmroute's ext_proc gRPC port (Buffered, FullDuplex)
+	// ExtraRouterPorts are further warmroute replicas in the ext_proc
+	// cluster. Envoy picks one per ext_proc stream (that is, per request),
+	// round robin, so the two requests of a pair meet different replicas.
+	ExtraRouterPorts []int
 	// UpstreamPort is the single model server of the Direct template.
 	UpstreamPort int
 	// BufferLimitBytes bounds buffered request bodies; zero means
@@ -93,6 +97,9 @@ func (p Params) check(t Template) error {
 	switch t {
 	case Buffered, FullDuplex:
 		ports = append(ports, port{"RouterPort", p.RouterPort})
+		for _, rp := range p.ExtraRouterPorts {
+			ports = append(ports, port{"ExtraRouterPorts", rp})
+		}
 	case Direct:
 		ports = append(ports, port{"UpstreamPort", p.UpstreamPort})
 	default:
