@@ -30,7 +30,7 @@ func TestTTLCommand(t *testing.T) {
 		{"advise without admin", []string{"advise"}, "", "want --admin"},
 		{"advise", []string{"advise", "--admin", admin.URL}, "mode static  percentile p99\n", ""},
 		{"advise, admin down", []string{"advise", "--admin", "http://127.0.0.1:1"}, "", "reading router admin endpoint"},
-		{"validate without target", []string{"validate", "--model", "m", "--block-size", "16", "--gaps", "0s"}, "", "target"},
+		{"validate without target", []string{"validate", "--model", "m", "--block-size", "16", "--gaps", "10ms"}, "", "target"},
 		{"validate mixing models", []string{"validate", "--model", "a", "--model", "b"}, "", "cache identity must stay fixed"},
 	}
 	for _, tt := range tests {

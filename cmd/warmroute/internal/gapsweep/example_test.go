@@ -18,7 +18,7 @@ func Example() {
 		fmt.Fprint(w, "data: {\"choices\":[{\"text\":\"hi\"}]}\n\ndata: [DONE]\n\n")
 	}))
 	defer srv.Close()
-	gaps, _ := gapsweep.ParseGaps("0s,10ms")
+	gaps, _ := gapsweep.ParseGaps("10ms,20ms")
 	s, err := gapsweep.New(gapsweep.Options{Target: srv.URL, Model: "m", BlockSize: 16, Gaps: gaps, PairsPerGap: 1}, nil)
 	if err != nil {
 		fmt.Println(err)
@@ -34,7 +34,7 @@ func Example() {
 	}
 	fmt.Println("router decisions:", res.Decisions)
 	// Output:
-	// 0s: prefix routing off, uncached <nil>
 	// 10ms: prefix routing off, uncached <nil>
+	// 20ms: prefix routing off, uncached <nil>
 	// router decisions: map[none:4]
 }

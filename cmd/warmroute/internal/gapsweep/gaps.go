@@ -56,10 +56,17 @@ func beyondMargin(ttl time.Duration) time.Duration {
 	return max(ttl/5, 100*time.Millisecond)
 }
 
+// MinGap is the shortest gap a sweep uses. Gaps are timed from the first
+// request's sending; below a few milliseconds the second request can reach
+// the router first, and its "prediction" would be its own pair's, not the
+// one under test.
+const MinGap = 10 * time.Millisecond
+
 // PlanGaps chooses the seed article's four gaps from t: half the p50, the
 // p95, 90% of the TTL and the TTL plus a margin. Without latency samples
 // the p50 gap becomes a twentieth of the TTL and the p95 gap is left out,
-// since there is nothing to place it by. Equal gaps are merged.
+// since there is nothing to place it by. No gap is below MinGap. Equal gaps
+// are merged.
 func PlanGaps(t Timing) ([]Gap, error) {
 	if t.TTL <= 0 {
 		return nil, fmt.Errorf("planning gaps: the router reports no TTL: %w", ErrNoGaps)
@@ -68,7 +75,7 @@ func PlanGaps(t Timing) ([]Gap, error) {
 	if t.P50 > 0 {
 		below = t.P50 / 2
 	}
-	gaps := []Gap{{LabelBelowP50, below}}
+	gaps := []Gap{{LabelBelowP50, max(below, MinGap)}}
 	if t.P95 > 0 {
 		gaps = append(gaps, Gap{LabelNearP95, t.P95})
 	}
@@ -77,7 +84,8 @@ func PlanGaps(t Timing) ([]Gap, error) {
 	return slices.CompactFunc(gaps, func(a, b Gap) bool { return a.D == b.D }), nil
 }
 
-// ParseGaps reads a comma-separated list of Go durations ("0s,300ms,2.2s").
+// ParseGaps reads a comma-separated list of Go durations ("10ms,300ms,2.2s"),
+// each at least MinGap.
 func ParseGaps(s string) ([]Gap, error) {
 	var gaps []Gap
 	for part := range strings.SplitSeq(s, ",") {
@@ -86,8 +94,8 @@ func ParseGaps(s string) ([]Gap, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parsing gap %q: %w", part, ErrOptions)
 		}
-		if d < 0 {
-			return nil, fmt.Errorf("parsing gap %q: negative: %w", part, ErrOptions)
+		if d < MinGap {
+			return nil, fmt.Errorf("parsing gap %q: below %s the pair's two requests race to the router: %w", part, MinGap, ErrOptions)
 		}
 		gaps = append(gaps, Gap{LabelGiven, d})
 	}

@@ -47,7 +47,8 @@ var parseGapsTests = []struct {
 	want []Gap
 	err  bool
 }{
-	{"list", "0s, 300ms,2.2s", []Gap{{LabelGiven, 0}, {LabelGiven, 300 * ms}, {LabelGiven, 2200 * ms}}, false},
+	{"list", "10ms, 300ms,2.2s", []Gap{{LabelGiven, 10 * ms}, {LabelGiven, 300 * ms}, {LabelGiven, 2200 * ms}}, false},
+	{"below the minimum", "0s", nil, true},
 	{"one", "1s", []Gap{{LabelGiven, time.Second}}, false},
 	{"negative", "-1s", nil, true},
 	{"not a duration", "soon", nil, true},
