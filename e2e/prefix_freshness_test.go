@@ -27,9 +27,10 @@ func TestFreshnessGuard(t *testing.T) {
 		// the gauge follow quickly.
 		c.TTL.Interval = api.Duration(250 * time.Millisecond)
 	}})
-	// A request per endpoint makes the guard judge every endpoint.
-	for i := range 6 {
-		complete(t, ps, words(fmt.Sprintf("fresh%d", i), 20), nil)
+	// A request pinned to each endpoint (through the gateway's subset hint)
+	// makes the guard judge every endpoint.
+	for i, s := range ps.EventSims {
+		complete(t, ps, words(fmt.Sprintf("fresh%d", i), 20), map[string]string{"x-e2e-subset-hint": s.Addr})
 	}
 	victim, other := ps.EventSims[0], ps.EventSims[1]
 	waitPaused(t, ps, victim.Addr, 0)
