@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -17,10 +18,14 @@ type addedToken struct {
 }
 
 // trieNode is a byte trie node; tok is the index of the token ending here
-// plus one (0: none).
+// plus one (0: none). next is used while building; compact then moves the
+// children into kids, indexed by byte minus lo (0: none, as the root is
+// nobody's child), because a map lookup per byte dominated matching.
 type trieNode struct {
 	next map[byte]int32
 	tok  int32
+	lo   byte
+	kids []int32
 }
 
 // addedMatcher finds added tokens in text with leftmost-longest semantics,
@@ -29,17 +34,47 @@ type addedMatcher struct {
 	nodes  []trieNode
 	first  [256]bool
 	tokens []addedToken
+	// only is the first byte shared by every token, or -1. Most families'
+	// tokens all start with '<', and a vectorised byte search then skips
+	// the text between them.
+	only int
 }
 
 func newAddedMatcher(tokens []addedToken) *addedMatcher {
-	m := &addedMatcher{nodes: []trieNode{{}}}
+	m := &addedMatcher{nodes: []trieNode{{}}, only: -1}
 	for _, t := range tokens {
 		if t.Content == "" {
 			continue
 		}
 		m.insert(t)
 	}
+	m.compact()
+	for b, ok := range m.first {
+		switch {
+		case !ok:
+		case m.only == -1:
+			m.only = b
+		default:
+			m.only = -2
+		}
+	}
+	m.only = max(m.only, -1)
 	return m
+}
+
+// nextCandidate returns the first index from i whose byte can start a
+// token, or len(s).
+func (m *addedMatcher) nextCandidate(s string, i int) int {
+	if m.only >= 0 {
+		if j := strings.IndexByte(s[i:], byte(m.only)); j >= 0 {
+			return i + j
+		}
+		return len(s)
+	}
+	for i < len(s) && !m.first[s[i]] {
+		i++
+	}
+	return i
 }
 
 func (m *addedMatcher) insert(t addedToken) {
@@ -64,15 +99,36 @@ func (m *addedMatcher) insert(t addedToken) {
 	m.first[t.Content[0]] = true
 }
 
+// compact turns each node's child map into a dense range.
+func (m *addedMatcher) compact() {
+	for i := range m.nodes {
+		nd := &m.nodes[i]
+		if len(nd.next) == 0 {
+			nd.next = nil
+			continue
+		}
+		lo, hi := byte(255), byte(0)
+		for b := range nd.next {
+			lo, hi = min(lo, b), max(hi, b)
+		}
+		nd.lo, nd.kids = lo, make([]int32, int(hi-lo)+1)
+		for b, c := range nd.next {
+			nd.kids[b-lo] = c
+		}
+		nd.next = nil
+	}
+}
+
 // longestAt returns the longest token starting at s[i].
 func (m *addedMatcher) longestAt(s string, i int) (tok int32, end int) {
 	n := int32(0)
 	for j := i; j < len(s); j++ {
-		c, ok := m.nodes[n].next[s[j]]
-		if !ok {
+		nd := &m.nodes[n]
+		k := int(s[j]) - int(nd.lo)
+		if k < 0 || k >= len(nd.kids) || nd.kids[k] == 0 {
 			break
 		}
-		n = c
+		n = nd.kids[k]
 		if m.nodes[n].tok != 0 {
 			tok, end = m.nodes[n].tok, j+1
 		}
@@ -94,10 +150,7 @@ func (m *addedMatcher) split(s string, out []segment) []segment {
 		return append(out, segment{start: 0, end: len(s)})
 	}
 	last := 0
-	for i := 0; i < len(s); i++ {
-		if !m.first[s[i]] {
-			continue
-		}
+	for i := m.nextCandidate(s, 0); i < len(s); i = m.nextCandidate(s, i+1) {
 		tok, end := m.longestAt(s, i)
 		if tok == 0 {
 			continue

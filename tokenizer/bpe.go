@@ -20,6 +20,8 @@ type bpe struct {
 	unk          uint32
 	hasUnk       bool
 	fuseUnk      bool
+	split        wordSplitter
+	runeIDs      []uint32 // SentencePiece-style: id of each BMP rune, or noToken
 }
 
 func pairKey(a, b uint32) uint64 { return uint64(a)<<32 | uint64(b) }
@@ -31,6 +33,22 @@ func (m *bpe) appendWord(dst []uint32, word string, scratch *bpeScratch) ([]uint
 			return append(dst, id), nil
 		}
 	}
+	if !m.split.on {
+		return m.appendPiece(dst, word, scratch)
+	}
+	var err error
+	for len(word) > 0 {
+		n := m.split.cut(word, m.vocab)
+		if dst, err = m.appendPiece(dst, word[:n], scratch); err != nil {
+			return dst, err
+		}
+		word = word[n:]
+	}
+	return dst, nil
+}
+
+// appendPiece merges one piece of a word that no merge crosses out of.
+func (m *bpe) appendPiece(dst []uint32, word string, scratch *bpeScratch) ([]uint32, error) {
 	syms := scratch.syms[:0]
 	var err error
 	if m.byteLevel {
@@ -43,7 +61,7 @@ func (m *bpe) appendWord(dst []uint32, word string, scratch *bpeScratch) ([]uint
 	}
 	if len(syms) > 1 {
 		if len(syms) <= naiveMergeLimit {
-			syms = m.mergeNaive(syms)
+			syms = m.mergeNaive(syms, scratch)
 		} else {
 			syms = m.mergeHeap(syms, scratch)
 		}
@@ -69,10 +87,10 @@ func (m *bpe) byteSymbols(syms []uint32, word string) ([]uint32, error) {
 func (m *bpe) charSymbols(syms []uint32, word string) ([]uint32, error) {
 	unkPending := false
 	for i := 0; i < len(word); {
-		_, n := utf8.DecodeRuneInString(word[i:])
+		r, n := utf8.DecodeRuneInString(word[i:])
 		ch := word[i : i+n]
 		i += n
-		if id, ok := m.vocab[ch]; ok {
+		if id, ok := m.charID(r, ch); ok {
 			if unkPending {
 				syms, unkPending = append(syms, m.unk), false
 			}
@@ -99,6 +117,17 @@ func (m *bpe) charSymbols(syms []uint32, word string) ([]uint32, error) {
 	return syms, nil
 }
 
+// charID looks up a one-character token, from the table when the rune is
+// in it (a map lookup per character dominated Gemma 3 encoding).
+func (m *bpe) charID(r rune, ch string) (uint32, bool) {
+	if int(r) < len(m.runeIDs) && (r != utf8.RuneError || len(ch) > 1) {
+		id := m.runeIDs[r]
+		return id, id != noToken
+	}
+	id, ok := m.vocab[ch]
+	return id, ok
+}
+
 func (m *bpe) hasAllFallback(ch string) bool {
 	for k := 0; k < len(ch); k++ {
 		if m.fallback[ch[k]] == noToken {
@@ -116,23 +145,46 @@ const noToken = ^uint32(0)
 // equals, so they produce identical output.
 const naiveMergeLimit = 48
 
-func (m *bpe) mergeNaive(syms []uint32) []uint32 {
-	for len(syms) > 1 {
-		best, bestRank, bestID := -1, uint32(0), uint32(0)
-		for i := 0; i+1 < len(syms); i++ {
-			v, ok := m.merges[pairKey(syms[i], syms[i+1])]
-			if !ok {
-				continue
-			}
-			if r := uint32(v >> 32); best < 0 || r < bestRank {
-				best, bestRank, bestID = i, r, uint32(v)
+// mergeNaive keeps the merge value (rank<<32 | id) of every adjacent pair
+// and, after each merge, looks up only the two pairs that changed. Ranks are
+// unique per pair, so comparing values compares ranks; strict < keeps the
+// leftmost among equals.
+func (m *bpe) mergeNaive(syms []uint32, sc *bpeScratch) []uint32 {
+	vals := resizeU64(sc.vals, len(syms)-1)
+	for i := range vals {
+		vals[i] = m.pairValue(syms[i], syms[i+1])
+	}
+	for len(vals) > 0 {
+		best, bestV := -1, noMerge
+		for i, v := range vals {
+			if v < bestV {
+				best, bestV = i, v
 			}
 		}
 		if best < 0 {
 			break
 		}
-		syms[best] = bestID
+		syms[best] = uint32(bestV)
 		syms = append(syms[:best+1], syms[best+2:]...)
+		vals = append(vals[:best], vals[best+1:]...)
+		if best < len(vals) {
+			vals[best] = m.pairValue(syms[best], syms[best+1])
+		}
+		if best > 0 {
+			vals[best-1] = m.pairValue(syms[best-1], syms[best])
+		}
 	}
+	sc.vals = vals
 	return syms
+}
+
+// noMerge is the pair value of a pair that does not merge; it sorts after
+// every real one.
+const noMerge = ^uint64(0)
+
+func (m *bpe) pairValue(a, b uint32) uint64 {
+	if v, ok := m.merges[pairKey(a, b)]; ok {
+		return v
+	}
+	return noMerge
 }

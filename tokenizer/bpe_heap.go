@@ -4,6 +4,7 @@ package tokenizer
 // It is owned by one Encode call.
 type bpeScratch struct {
 	syms  []uint32
+	vals  []uint64
 	next  []int32
 	prev  []int32
 	alive []bool
@@ -136,6 +137,13 @@ func (m *bpe) pushCandHeap(sc *bpeScratch, syms []uint32, a, b int32) {
 func resizeI32(s []int32, n int) []int32 {
 	if cap(s) < n {
 		return make([]int32, n)
+	}
+	return s[:n]
+}
+
+func resizeU64(s []uint64, n int) []uint64 {
+	if cap(s) < n {
+		return make([]uint64, n)
 	}
 	return s[:n]
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -90,5 +91,29 @@ func TestChatTemplateGolden(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestRenderNotPrefixStable pins why rendering is not cached per message
+// prefix: a template sees the whole list, and Qwen 3's renders a reply's
+// reasoning only while no user message follows it, so the render of turn N
+// is not a prefix of the render of turn N+1.
+func TestRenderNotPrefixStable(t *testing.T) {
+	tk := loadFamily(t, "qwen3")
+	ct, err := tk.ChatTemplate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := `[{"role":"user","content":"2+2?"},{"role":"assistant","content":"<think>\nadd\n</think>\n\n4"}`
+	short, err := ct.Render(ChatRequest{Messages: json.RawMessage(turn + `]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := ct.Render(ChatRequest{Messages: json.RawMessage(turn + `,{"role":"user","content":"and 3+3?"}]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasPrefix(long, short) {
+		t.Fatalf("render of the shorter conversation is a prefix of the longer one:\n%q\n%q", short, long)
 	}
 }

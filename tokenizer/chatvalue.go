@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/json/jsontext"
 	"fmt"
 	"io"
 
@@ -11,74 +12,76 @@ import (
 
 // jsonToValue converts JSON into template values keeping object key order:
 // templates that print dicts (tojson) must emit keys in request order, as
-// Python's dict does, and Go maps have none.
+// Python's dict does, and Go maps have none. It reads tokens with
+// encoding/json/jsontext, which allocates far less per token than
+// encoding/json's Decoder.Token; the options keep that decoder's leniency
+// (duplicate keys, invalid UTF-8 turned into U+FFFD).
 func jsonToValue(raw json.RawMessage) (jinja.Value, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	v, err := decodeValue(dec)
 	if err != nil {
 		return jinja.Undefined(), fmt.Errorf("decoding template input: %w: %w", ErrMalformed, err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := dec.ReadToken(); err != io.EOF {
 		return jinja.Undefined(), fmt.Errorf("decoding template input: trailing data: %w", ErrMalformed)
 	}
 	return v, nil
 }
 
-func decodeValue(dec *json.Decoder) (jinja.Value, error) {
-	tok, err := dec.Token()
+func decodeValue(dec *jsontext.Decoder) (jinja.Value, error) {
+	tok, err := dec.ReadToken()
 	if err != nil {
 		return jinja.Undefined(), err
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '[' {
-			return decodeList(dec)
-		}
-		if t == '{' {
-			return decodeDict(dec)
-		}
-		return jinja.Undefined(), fmt.Errorf("unexpected %v", t)
-	case nil:
+	switch tok.Kind() {
+	case '[':
+		return decodeList(dec)
+	case '{':
+		return decodeDict(dec)
+	case 'n':
 		return jinja.None(), nil
-	default:
-		return jinja.FromGoValue(t), nil
+	case 't', 'f':
+		return jinja.NewBool(tok.Bool()), nil
+	case '"':
+		return jinja.NewString(tok.String()), nil
+	case '0':
+		// The raw number text, as json.Number: integers stay integers.
+		return jinja.FromGoValue(json.Number(tok.String())), nil
 	}
+	return jinja.Undefined(), fmt.Errorf("unexpected %v", tok.Kind())
 }
 
-func decodeList(dec *json.Decoder) (jinja.Value, error) {
-	var items []jinja.Value
-	for dec.More() {
+func decodeList(dec *jsontext.Decoder) (jinja.Value, error) {
+	items := []jinja.Value{}
+	for dec.PeekKind() != ']' {
 		v, err := decodeValue(dec)
 		if err != nil {
 			return jinja.Undefined(), err
 		}
 		items = append(items, v)
 	}
-	if _, err := dec.Token(); err != nil {
+	if _, err := dec.ReadToken(); err != nil {
 		return jinja.Undefined(), err
-	}
-	if items == nil {
-		items = []jinja.Value{}
 	}
 	return jinja.NewList(items), nil
 }
 
-func decodeDict(dec *json.Decoder) (jinja.Value, error) {
+func decodeDict(dec *jsontext.Decoder) (jinja.Value, error) {
 	d := jinja.NewDict()
-	for dec.More() {
-		k, err := dec.Token()
+	for dec.PeekKind() != '}' {
+		k, err := dec.ReadToken()
 		if err != nil {
 			return jinja.Undefined(), err
 		}
-		key, _ := k.(string)
+		// A token is only valid until the next read.
+		key := k.String()
 		v, err := decodeValue(dec)
 		if err != nil {
 			return jinja.Undefined(), err
 		}
 		d.AsDict().Set(key, v)
 	}
-	if _, err := dec.Token(); err != nil {
+	if _, err := dec.ReadToken(); err != nil {
 		return jinja.Undefined(), err
 	}
 	return d, nil

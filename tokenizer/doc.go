@@ -20,6 +20,8 @@
 //
 // # Ownership
 //
-// Slices returned by Encode belong to the caller. Encode never retains the
-// input text.
+// Slices returned by Encode and AppendEncode (on a Tokenizer or a
+// PrefixCache) belong to the caller; a PrefixCache copies its cached ids
+// into them. Tokenizer.Encode never retains the input text; a PrefixCache
+// keeps the prefixes it caches, within its byte budget.
 package tokenizer

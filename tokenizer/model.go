@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 type modelJSON struct {
@@ -39,6 +40,10 @@ func buildBPE(raw json.RawMessage, byteLevel bool) (*bpe, []string, error) {
 	}
 	names := vocabNames(j.Vocab)
 	m.vocab = encodingVocab(j.Vocab, byteLevel)
+	if !byteLevel {
+		m.split = newWordSplitter(m.vocab)
+		m.runeIDs = runeTable(m.vocab)
+	}
 	m.fillByteTables(j.Vocab)
 	merges, err := buildMerges(j.Merges, j.Vocab)
 	if err != nil {
@@ -89,6 +94,21 @@ func encodingVocab(v map[string]uint32, byteLevel bool) map[string]uint32 {
 		}
 	}
 	return out
+}
+
+// runeTable maps each rune of the Basic Multilingual Plane to its
+// one-character token id, or noToken.
+func runeTable(v map[string]uint32) []uint32 {
+	t := make([]uint32, 0x10000)
+	for r := range t {
+		t[r] = noToken
+	}
+	for s, id := range v {
+		if r, n := utf8.DecodeRuneInString(s); n == len(s) && int(r) < len(t) && (r != utf8.RuneError || n > 1) {
+			t[r] = id
+		}
+	}
+	return t
 }
 
 func (m *bpe) fillByteTables(v map[string]uint32) {

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"container/list"
+	"encoding/binary"
 	"hash/maphash"
 	"slices"
 	"sync"
@@ -30,12 +31,39 @@ type PrefixCache struct {
 }
 
 type prefixEntry struct {
-	hash uint64
-	text string   // the prefix, kept to verify a hash match byte for byte
-	ids  []uint32 // its ids without post-processor tokens
+	hash  uint64
+	text  string   // the prefix, kept to verify a hash match byte for byte
+	ids   *idChunk // its ids without post-processor tokens
+	total int      // how many ids the chunks hold
 }
 
-func (e *prefixEntry) size() int { return len(e.text) + 4*len(e.ids) + 64 }
+// size counts every id of the chain, although chunks are shared with the
+// entries this one extends: an evicted entry's chunks stay reachable only
+// through live entries, so the sum over live entries bounds what is held.
+func (e *prefixEntry) size() int { return len(e.text) + 4*e.total + 64 }
+
+// idChunk is one turn's worth of a prefix's ids; prev holds the ids before
+// them. Storing turn N+1 then copies only its own ids, not the whole
+// conversation's. Chunks are immutable once stored.
+type idChunk struct {
+	prev *idChunk
+	ids  []uint32
+}
+
+// appendIDs appends the ids held by the chain ending at c, oldest first.
+func (c *idChunk) appendIDs(dst []uint32) []uint32 {
+	n := 0
+	for k := c; k != nil; k = k.prev {
+		n += len(k.ids)
+	}
+	dst = slices.Grow(dst, n)[:len(dst)+n]
+	end := len(dst)
+	for ; c != nil; c = c.prev {
+		end -= len(c.ids)
+		copy(dst[end:], c.ids)
+	}
+	return dst
+}
 
 // NewPrefixCache returns a cache over tk holding at most maxBytes of
 // prefixes and ids (at least 1 MiB is sensible for long chats).
@@ -49,31 +77,45 @@ func NewPrefixCache(tk *Tokenizer, maxBytes int) *PrefixCache {
 // Encode returns the same ids as tk.Encode(text, addSpecial), re-using the
 // longest cached prefix and remembering this text's last safe boundary.
 func (c *PrefixCache) Encode(text string, addSpecial bool) ([]uint32, error) {
-	if !c.enabled {
-		return c.tk.Encode(text, addSpecial)
-	}
-	st := c.tk.states.Get().(*encodeState)
-	cuts := c.tk.appendCuts(nil, text, st)
-	c.tk.states.Put(st)
-	hashes := c.prefixHashes(text, cuts)
-	var out []uint32
-	if addSpecial {
-		out = append(out, c.tk.post.prefix...)
-	}
-	body, err := c.encodeBody(text, cuts, hashes, out)
+	ids, err := c.AppendEncode(nil, text, addSpecial)
 	if err != nil {
 		return nil, err
 	}
-	if addSpecial {
-		body = append(body, c.tk.post.suffix...)
-	}
-	return body, nil
+	return ids, nil
 }
 
-// encodeBody appends the ids of text (no post-processing) to dst.
-func (c *PrefixCache) encodeBody(text string, cuts []int, hashes []uint64, dst []uint32) ([]uint32, error) {
-	from, base := c.lookup(text, cuts, hashes)
-	dst = append(dst, base...)
+// AppendEncode is Encode appending to dst, to let callers reuse buffers.
+// The cached ids are copied into dst, never shared with it.
+func (c *PrefixCache) AppendEncode(dst []uint32, text string, addSpecial bool) ([]uint32, error) {
+	if !c.enabled {
+		return c.tk.AppendEncode(dst, text, addSpecial)
+	}
+	st := c.tk.states.Get().(*encodeState)
+	cuts := c.tk.appendCuts(st.cuts[:0], text, st)
+	st.cuts = cuts
+	defer c.tk.states.Put(st)
+	base := c.lookup(text, cuts)
+	// A capacity hint: tokens average several bytes, so half the new bytes
+	// is rarely exceeded, and append still grows the slice if it is.
+	dst = slices.Grow(dst, len(c.tk.post.prefix)+base.total+(len(text)-len(base.text))/2+8+len(c.tk.post.suffix))
+	if addSpecial {
+		dst = append(dst, c.tk.post.prefix...)
+	}
+	dst, err := c.encodeBody(text, base, cuts, dst)
+	if err != nil {
+		return dst, err
+	}
+	if addSpecial {
+		dst = append(dst, c.tk.post.suffix...)
+	}
+	return dst, nil
+}
+
+// encodeBody appends to dst the ids of text (no post-processing), given
+// base, the cached entry for a prefix of text (its zero value for none).
+func (c *PrefixCache) encodeBody(text string, base prefixEntry, cuts []int, dst []uint32) ([]uint32, error) {
+	from := len(base.text)
+	dst = base.ids.appendIDs(dst)
 	if len(cuts) == 0 || cuts[len(cuts)-1] <= from {
 		return c.tk.AppendEncode(dst, text[from:], false)
 	}
@@ -81,32 +123,41 @@ func (c *PrefixCache) encodeBody(text string, cuts []int, hashes []uint64, dst [
 	start := len(dst)
 	dst, err := c.tk.AppendEncode(dst, text[from:last], false)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	c.store(hashes[len(hashes)-1], text[:last], dst[start-len(base):])
+	c.store(prefixEntry{
+		hash: c.key(text[:last]), text: text[:last],
+		ids:   &idChunk{prev: base.ids, ids: slices.Clone(dst[start:])},
+		total: base.total + len(dst) - start,
+	})
 	return c.tk.AppendEncode(dst, text[last:], false)
 }
 
-// prefixHashes hashes text up to each cut in one pass.
-func (c *PrefixCache) prefixHashes(text string, cuts []int) []uint64 {
+// keyWindow is how many bytes at each end of a prefix its key covers.
+const keyWindow = 64
+
+// key hashes a prefix's length and its first and last keyWindow bytes, so
+// the cost does not grow with the conversation. A match is confirmed byte
+// for byte (lookup), so two prefixes sharing a key cost only a cache slot,
+// never a wrong id.
+func (c *PrefixCache) key(prefix string) uint64 {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
-	out := make([]uint64, len(cuts))
-	prev := 0
-	for i, cut := range cuts {
-		h.WriteString(text[prev:cut])
-		out[i], prev = h.Sum64(), cut
-	}
-	return out
+	h.WriteString(prefix[:min(len(prefix), keyWindow)])
+	h.WriteString(prefix[max(0, len(prefix)-keyWindow):])
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(prefix)))
+	h.Write(n[:])
+	return h.Sum64()
 }
 
-// lookup finds the longest cached prefix among the cuts; it returns where
-// encoding must resume and the cached ids (shared, read-only).
-func (c *PrefixCache) lookup(text string, cuts []int, hashes []uint64) (int, []uint32) {
+// lookup finds the longest cached prefix among the cuts and returns a copy
+// of its entry (whose chunks are shared and read-only), or the zero entry.
+func (c *PrefixCache) lookup(text string, cuts []int) prefixEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := len(cuts) - 1; i >= 0; i-- {
-		el, ok := c.byHash[hashes[i]]
+		el, ok := c.byHash[c.key(text[:cuts[i]])]
 		if !ok {
 			continue
 		}
@@ -116,23 +167,22 @@ func (c *PrefixCache) lookup(text string, cuts []int, hashes []uint64) (int, []u
 		}
 		c.lru.MoveToFront(el)
 		c.hits++
-		return cuts[i], e.ids
+		return *e
 	}
 	c.misses++
-	return 0, nil
+	return prefixEntry{}
 }
 
-func (c *PrefixCache) store(hash uint64, prefix string, ids []uint32) {
-	e := &prefixEntry{hash: hash, text: prefix, ids: slices.Clone(ids)}
+func (c *PrefixCache) store(e prefixEntry) {
 	if e.size() > c.maxBytes {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.byHash[hash]; ok {
+	if el, ok := c.byHash[e.hash]; ok {
 		c.remove(el)
 	}
-	c.byHash[hash] = c.lru.PushFront(e)
+	c.byHash[e.hash] = c.lru.PushFront(&e)
 	c.bytes += e.size()
 	for c.bytes > c.maxBytes {
 		c.remove(c.lru.Back())

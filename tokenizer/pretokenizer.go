@@ -9,9 +9,18 @@ import (
 // span is a half-open byte range of the normalized text.
 type span struct{ start, end int }
 
-// preTokenizer refines a list of spans of s into smaller spans.
+// preTokenizer refines a list of spans of s into smaller spans, appending
+// them to out (which must not share memory with in). sc is the calling
+// Encode's scratch space.
 type preTokenizer interface {
-	split(s string, in, out []span) []span
+	split(s string, in, out []span, sc *preScratch) []span
+}
+
+// preScratch holds buffers reused across Encode calls, so pre-tokenizing
+// does not allocate per call. It is owned by one encodeState.
+type preScratch struct {
+	pieces []piece
+	a, b   []span // a Sequence's intermediate results, used alternately
 }
 
 // splitBehavior says what happens to the matched delimiters.
@@ -62,11 +71,10 @@ type piece struct {
 	match bool
 }
 
-func (sp *splitter) split(s string, in, out []span) []span {
-	var buf [64]piece
+func (sp *splitter) split(s string, in, out []span, sc *preScratch) []span {
 	for _, sn := range in {
-		pieces := sp.pieces(s, sn, buf[:0])
-		out = sp.apply(pieces, out)
+		sc.pieces = sp.pieces(s, sn, sc.pieces[:0])
+		out = sp.apply(sc.pieces, out)
 	}
 	return out
 }
@@ -153,13 +161,20 @@ func mergeContiguous(ps []piece, out []span) []span {
 	return out
 }
 
+// preSequence applies its steps in order. It never contains another
+// preSequence (buildPreSequence flattens them), so its two scratch buffers
+// are not reused by a step.
 type preSequence []preTokenizer
 
-func (q preSequence) split(s string, in, out []span) []span {
+func (q preSequence) split(s string, in, out []span, sc *preScratch) []span {
 	cur := in
-	for _, p := range q {
-		next := p.split(s, cur, nil)
-		cur = next
+	for i, p := range q {
+		buf := &sc.a
+		if i%2 == 1 {
+			buf = &sc.b
+		}
+		*buf = p.split(s, cur, (*buf)[:0], sc)
+		cur = *buf
 	}
 	return append(out, cur...)
 }
@@ -205,7 +220,9 @@ func buildPreSequence(items []json.RawMessage) (preTokenizer, bool, error) {
 			return nil, false, err
 		}
 		byteLevel = byteLevel || bl
-		if p != nil {
+		if inner, ok := p.(preSequence); ok {
+			seq = append(seq, inner...)
+		} else if p != nil {
 			seq = append(seq, p)
 		}
 	}

@@ -33,7 +33,10 @@ type Tokenizer struct {
 type encodeState struct {
 	segs, nsegs []segment
 	spans       []span
+	words       []span
+	pre         preScratch
 	scratch     bpeScratch
+	cuts        []int // PrefixCache: safe boundaries of the text
 }
 
 type fileJSON struct {
@@ -184,11 +187,13 @@ func (t *Tokenizer) encodeText(dst []uint32, s string, st *encodeState) ([]uint3
 // encodePiece pre-tokenizes normalized text and runs the model per word.
 func (t *Tokenizer) encodePiece(dst []uint32, s string, st *encodeState) ([]uint32, error) {
 	st.spans = append(st.spans[:0], span{0, len(s)})
+	words := st.spans
 	if t.pre != nil {
-		st.spans = t.pre.split(s, st.spans, nil)
+		st.words = t.pre.split(s, st.spans, st.words[:0], &st.pre)
+		words = st.words
 	}
 	var err error
-	for _, sp := range st.spans {
+	for _, sp := range words {
 		if sp.end <= sp.start {
 			continue
 		}
