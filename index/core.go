@@ -1,7 +1,5 @@
 package index
 
-import "sync/atomic"
-
 // holderID names one (endpoint, data-parallel rank): the interned endpoint id
 // in the high 24 bits and the rank in the low 8, so Lookup gets the endpoint
 // of an entry without a table lookup.
@@ -11,14 +9,13 @@ func makeHolder(endpoint uint32, rank int) holderID { return holderID(endpoint<<
 
 func (h holderID) endpoint() uint32 { return uint32(h) >> 8 }
 
-// entry is one holder's confirmed copies of one key, 16 bytes. A key's
-// entries form a singly linked list whose head entry also carries the key's
-// recency stamp, so a key costs nothing beyond its map slot.
+// entry is one holder's confirmed copies of one key, 12 bytes. A key's
+// entries form a singly linked list headed from its keyTable slot, which also
+// carries the key's recency stamp.
 type entry struct {
 	holder holderID
 	next   uint32 // 1-based; 0 ends the list (or the free list)
 	refs   refs
-	used   uint32 // recency tick; accessed atomically (Lookup writes it under a read lock)
 }
 
 // chunkBits sizes the entry slab's chunks (4096 entries, 64 KiB). A chunked
@@ -26,12 +23,12 @@ type entry struct {
 // copy, and it wastes at most one chunk instead of append's up-to-half.
 const chunkBits = 12
 
-// core is the single-threaded confirmed-block table of one shard: a map from
-// key to the head of its entry list, plus a chunked entry slab with a free
+// core is the single-threaded confirmed-block table of one shard: a table
+// from key to the head of its entry list, plus a chunked entry slab with a free
 // list, so steady-state updates allocate nothing. It is not safe for
 // concurrent use; shard wraps it with a lock.
 type core struct {
-	keys      map[Key]uint32 // key -> 1-based head entry
+	keys      keyTable // key -> 1-based head entry and recency
 	chunks    [][]entry
 	size      uint32 // entries ever allocated
 	freeEntry uint32 // 1-based head of the free entry list
@@ -41,7 +38,7 @@ type core struct {
 }
 
 func newCore(evictFn func(holderID)) core {
-	return core{keys: map[Key]uint32{}, spec: newSpecTable(), evictFn: evictFn}
+	return core{spec: newSpecTable(), evictFn: evictFn}
 }
 
 // at returns the entry with 1-based index i.
@@ -64,30 +61,31 @@ func (c *core) find(head uint32, h holderID) (at, prev uint32) {
 // add records one more copy of key on medium m for h and stamps the key as
 // used. It reports whether the holder's entry is new.
 func (c *core) add(key Key, h holderID, m Medium, tick uint32) bool {
-	head := c.keys[key]
+	slot := c.keys.slot(key)
+	var head uint32
+	if slot != nil {
+		head = slot.head
+	}
 	at, _ := c.find(head, h)
 	created := at == 0
 	if created {
 		at = c.newEntry(entry{holder: h, next: head})
-		c.keys[key] = at
+		if slot != nil {
+			slot.head = at
+		} else {
+			slot = c.keys.put(key, at, tick)
+		}
 		c.nEntries++
-		head = at
 	}
 	c.at(at).refs.add(m)
-	touch(c.at(head), tick)
+	touchSlot(slot, tick)
 	return created
-}
-
-func touch(e *entry, tick uint32) {
-	if atomic.LoadUint32(&e.used) != tick {
-		atomic.StoreUint32(&e.used, tick)
-	}
 }
 
 // remove drops one copy of key on m for h. found is false when h held no copy
 // on m; gone is true when h's entry ended.
 func (c *core) remove(key Key, h holderID, m Medium) (found, gone bool) {
-	at, prev := c.find(c.keys[key], h)
+	at, prev := c.find(c.keys.head(key), h)
 	if at == 0 || !c.at(at).refs.remove(m) {
 		return false, false
 	}
@@ -101,7 +99,7 @@ func (c *core) remove(key Key, h holderID, m Medium) (found, gone bool) {
 // drop removes h's entry for key whatever its counts; it reports whether there
 // was one.
 func (c *core) drop(key Key, h holderID) bool {
-	at, prev := c.find(c.keys[key], h)
+	at, prev := c.find(c.keys.head(key), h)
 	if at == 0 {
 		return false
 	}
@@ -111,13 +109,13 @@ func (c *core) drop(key Key, h holderID) bool {
 
 // holds reports whether h has a confirmed copy of key.
 func (c *core) holds(key Key, h holderID) bool {
-	at, _ := c.find(c.keys[key], h)
+	at, _ := c.find(c.keys.head(key), h)
 	return at != 0
 }
 
 // holdsEndpoint reports whether any rank of endpoint ep has a confirmed copy.
 func (c *core) holdsEndpoint(key Key, ep uint32) bool {
-	for i := c.keys[key]; i != 0; i = c.at(i).next {
+	for i := c.keys.head(key); i != 0; i = c.at(i).next {
 		if c.at(i).holder.endpoint() == ep {
 			return true
 		}
@@ -131,10 +129,9 @@ func (c *core) unlink(key Key, at, prev uint32) {
 	case prev != 0:
 		c.at(prev).next = e.next
 	case e.next == 0:
-		delete(c.keys, key)
+		c.keys.remove(key)
 	default:
-		c.keys[key] = e.next
-		touch(c.at(e.next), atomic.LoadUint32(&e.used)) // the new head keeps the key's stamp
+		c.keys.slot(key).head = e.next // the stamp stays with the key
 	}
 	*e = entry{next: c.freeEntry}
 	c.freeEntry = at

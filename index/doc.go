@@ -32,11 +32,13 @@
 // # Concurrency
 //
 // Index is safe for concurrent use. Keys are spread over shards, each a
-// single-threaded core behind its own RWMutex; every operation locks one shard
+// single-threaded core behind its own RWMutex; every write locks one shard
 // for one key at a time, so a reader never waits behind more than one key's
 // worth of writing. Events for one (endpoint, rank) are serialized by that
 // holder's mutex, which is taken before any shard lock, never after. Lookup
-// takes read locks only. The Observer is called after all locks are released,
+// takes read locks only, on the shards of eight keys at a time and always in
+// ascending shard order: a writer never waits for a second shard, so no
+// cycle of waits can form, and the eight probes' memory misses overlap. The Observer is called after all locks are released,
 // on the goroutine that made the call; it must not block.
 //
 // # Ownership

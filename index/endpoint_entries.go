@@ -36,11 +36,11 @@ func (ix *Index) EndpointEntries(endpoint string) EndpointEntries {
 // countEndpoint counts the keys any rank of ep holds.
 func (c *core) countEndpoint(ep uint32) int {
 	n := 0
-	for key := range c.keys {
+	c.keys.all(func(key Key, _ uint32) {
 		if c.holdsEndpoint(key, ep) {
 			n++
 		}
-	}
+	})
 	return n
 }
 

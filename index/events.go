@@ -86,7 +86,7 @@ func (ix *Index) storeLocked(hd *holder, ev Stored) (StoreResult, pending, error
 	var res StoreResult
 	parent := ev.Identity.Root()
 	if ev.HasParent {
-		k, ok := hd.rev[ev.Parent]
+		k, ok := hd.rev.get(ev.Parent)
 		if ok {
 			parent = k
 		} else {
@@ -121,10 +121,10 @@ func (ix *Index) storeLocked(hd *holder, ev Stored) (StoreResult, pending, error
 // a hash for other content must have dropped the old block, so the old key's
 // entry goes.
 func (ix *Index) storeBlock(hd *holder, h uint64, key Key, m Medium, now int64, tick uint32, out *pending) {
-	if old, ok := hd.rev[h]; ok && old != key {
+	if old, ok := hd.rev.get(h); ok && old != key {
 		ix.dropEntry(hd, old)
 	}
-	hd.rev[h] = key
+	hd.rev.put(h, key)
 	s := ix.shardOf(key)
 	s.mu.Lock()
 	created := s.c.add(key, hd.id, m, tick)
@@ -148,7 +148,7 @@ func (ix *Index) storeKnown(ev Stored) (StoreResult, error) {
 	now, tick := ix.now(), ix.nextTick()
 	hd.mu.Lock()
 	for _, h := range ev.Hashes {
-		key, ok := hd.rev[h]
+		key, ok := hd.rev.get(h)
 		if !ok {
 			res.Skipped++
 			continue

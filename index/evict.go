@@ -2,13 +2,14 @@ package index
 
 import "sync/atomic"
 
-// Estimated bytes charged per item. A key costs its 16-byte map slot, an
-// entry its 16 bytes plus the 16-byte engine-hash map slot that exists for
-// it, a prediction its 32 bytes plus map slot and expiry-queue reference; Go
-// maps run between 7/16 and 7/8 full, and BenchmarkBytesPerEntry
-// (runtime.MemStats) measured 92 B per entry with one holder per key and 64 B
-// with four at 1M entries, so the charges are set to those measurements,
-// erring high: the bound is then an upper bound in practice.
+// Estimated bytes charged per item. A key costs its 16-byte keyTable slot, an
+// entry its 12 bytes plus the 16-byte engine-hash revTable slot that exists
+// for it, a prediction its 32 bytes plus map slot and expiry-queue reference;
+// both tables run between 13/32 and 13/16 full, so a slot costs 20 to 40
+// bytes. BenchmarkBytesPerEntry (runtime.MemStats) measured about 80 B per
+// entry with one holder per key and 55 B with four at 1M entries (66 B and
+// 46 B at 10M). The charges were set when Go maps held both tables (92 B and 64 B
+// measured) and are kept: they err high, so the bound stays an upper bound.
 const (
 	keyBytes   = 36
 	entryBytes = 56
@@ -26,14 +27,14 @@ const evictSamples = 8
 const evictRounds = 4
 
 func (c *core) bytes() int64 {
-	return int64(len(c.keys))*keyBytes + int64(c.nEntries)*entryBytes + int64(c.spec.n)*specBytes
+	return int64(c.keys.len())*keyBytes + int64(c.nEntries)*entryBytes + int64(c.spec.n)*specBytes
 }
 
 // evict removes least recently useful keys until the shard fits budget. It
 // returns the number of keys evicted.
 func (c *core) evict(budget, now int64, tick uint32, out *pending) int {
 	n := 0
-	for c.bytes() > budget && len(c.keys) > 0 {
+	for c.bytes() > budget && c.keys.len() > 0 {
 		c.evictKey(c.pickVictim(tick), now, out)
 		n++
 	}
@@ -41,24 +42,21 @@ func (c *core) evict(budget, now int64, tick uint32, out *pending) int {
 }
 
 // pickVictim returns the least recently used of a few keys, sampling again
-// (up to evictRounds) while the oldest seen is as fresh as tick. Go starts
-// every map iteration at a random position, and slots are in hash order, so
-// the first keys of an iteration are a random sample with respect to recency.
+// (up to evictRounds) while the oldest seen is as fresh as tick. Each round
+// reads the keys following a random slot; slots are in hash order, so they
+// are a random sample with respect to recency.
 func (c *core) pickVictim(tick uint32) Key {
 	var victim Key
 	var oldest uint32
 	seen := false
 	for range evictRounds {
-		n := 0
-		for k, head := range c.keys {
-			used := atomic.LoadUint32(&c.at(head).used)
+		c.keys.sample(evictSamples, func(s *keySlot) bool {
+			used := atomic.LoadUint32(&s.used)
 			if !seen || int32(used-oldest) < 0 {
-				victim, oldest, seen = k, used, true
+				victim, oldest, seen = s.key, used, true
 			}
-			if n++; n == evictSamples {
-				break
-			}
-		}
+			return true
+		})
 		if int32(oldest-tick) < 0 {
 			break
 		}
@@ -67,7 +65,7 @@ func (c *core) pickVictim(tick uint32) Key {
 }
 
 func (c *core) evictKey(key Key, now int64, out *pending) {
-	for head := c.keys[key]; head != 0; head = c.keys[key] {
+	for head := c.keys.head(key); head != 0; head = c.keys.head(key) {
 		c.evictFn(c.at(head).holder)
 		c.unlink(key, head, 0)
 	}

@@ -44,7 +44,7 @@ func TestEvictionCompactsReverseMap(t *testing.T) {
 	if live > 50 || live != f.ix.Stats().Entries {
 		t.Errorf("live %d, entries %d: want equal and at most 50", live, f.ix.Stats().Entries)
 	}
-	if n := len(hd.rev); int64(n) > live+live/4+1024+4 {
+	if n := hd.rev.len(); int64(n) > live+live/4+1024+4 {
 		t.Errorf("reverse map holds %d hashes for %d live entries", n, live)
 	}
 	// Removing evicted blocks is counted as unknown, not an error.

@@ -59,7 +59,7 @@ func (e *endpoints) count() int {
 type holder struct {
 	mu  sync.Mutex
 	id  holderID
-	rev map[uint64]Key
+	rev revTable
 	// live counts keys with a confirmed entry; orphans counts rev entries
 	// whose key was evicted, so rev can be compacted once they pile up.
 	live    atomic.Int64
@@ -90,7 +90,7 @@ func (t *holders) getOrCreate(id holderID) *holder {
 	}
 	h := t.m[id]
 	if h == nil {
-		h = &holder{id: id, rev: map[uint64]Key{}}
+		h = &holder{id: id}
 		t.m[id] = h
 	}
 	return h

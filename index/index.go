@@ -56,7 +56,9 @@ func (ix *Index) BlockSize() int { return ix.opts.BlockSize }
 
 // shardOf spreads keys by their high bits; keys are hash outputs, so any bits
 // are uniform, and the maps inside use the low ones.
-func (ix *Index) shardOf(k Key) *shard { return &ix.shards[(uint64(k)>>40)&ix.mask] }
+func (ix *Index) shardOf(k Key) *shard { return &ix.shards[ix.shardIndex(k)] }
+
+func (ix *Index) shardIndex(k Key) uint64 { return (uint64(k) >> 40) & ix.mask }
 
 func (ix *Index) now() int64 { return ix.opts.Now().UnixNano() }
 

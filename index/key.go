@@ -71,6 +71,14 @@ func AppendChain[T Token](dst []Key, parent Key, blockSize int, tokens []T) ([]K
 	}
 	n := len(tokens) / blockSize
 	dst = growKeys(dst, n)
+	if blockSize == 16 {
+		if out, bad, ok := appendChain16(dst, parent, tokens); ok {
+			if bad >= 0 {
+				return out, fmt.Errorf("keying block %d: %w", bad, ErrTokenRange)
+			}
+			return out, nil
+		}
+	}
 	var buf [8 + 4*maxBlockSize]byte
 	b := buf[:8+4*blockSize]
 	for i := range n {

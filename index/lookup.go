@@ -2,6 +2,7 @@ package index
 
 import (
 	"sync"
+	"unsafe"
 )
 
 // Match is what one candidate endpoint holds of a prompt's leading blocks.
@@ -23,7 +24,7 @@ func (m Match) Blocks() int { return m.Confirmed + m.Speculative }
 // keys it holds. A block counts as confirmed when any data-parallel rank of
 // the endpoint holds it (the router cannot pick the rank), and as speculative
 // when only a live prediction does. The walk stops once no candidate can
-// extend its run, so a miss at block 0 costs one probe per key shard. dst is
+// extend its run, so a miss at block 0 costs one batch of probes. dst is
 // reused when large enough.
 func (ix *Index) Lookup(keys []Key, endpoints []string, dst []Match) []Match {
 	dst = resetMatches(dst, len(endpoints))
@@ -36,16 +37,70 @@ func (ix *Index) Lookup(keys []Key, endpoints []string, dst []Match) []Match {
 		return dst
 	}
 	now, tick := ix.now(), ix.nextTick()
-	for i, k := range keys {
-		s := ix.shardOf(k)
-		s.mu.RLock()
-		w.mark(&s.c, k, now, tick, &ix.opts.Weights)
-		s.mu.RUnlock()
-		if !w.advance(int32(i), dst) {
+	for base := 0; base < len(keys); base += lookupBatch {
+		if !ix.lookupBatch(w, keys[base:min(base+lookupBatch, len(keys))], base, now, tick, dst) {
 			break
 		}
 	}
 	return dst
+}
+
+// lookupBatch is how many keys Lookup probes under one set of read locks.
+// Each lock operation is an atomic read-modify-write, which on x86 is a full
+// fence, so probing key by key between them serializes every probe's cache
+// (and TLB) miss; finding a batch's slots first lets those misses overlap.
+const lookupBatch = 8
+
+// lookupBatch read-locks the batch's shards, in ascending order so that two
+// lookups can never wait on each other through pending writers, finds every
+// key's slot, then marks and advances key by key. It reports whether any
+// candidate is still alive.
+func (ix *Index) lookupBatch(w *walk, batch []Key, base int, now int64, tick uint32, dst []Match) bool {
+	var shards [lookupBatch]uint64
+	locked := shards[:0]
+	for _, k := range batch {
+		locked = insertSorted(locked, ix.shardIndex(k))
+	}
+	for _, i := range locked {
+		ix.shards[i].mu.RLock()
+	}
+	var slots [lookupBatch]*keySlot
+	var heads holderID
+	for j, k := range batch {
+		c := &ix.shardOf(k).c
+		if slots[j] = c.keys.slot(k); slots[j] != nil {
+			// Reading the head entry here starts its cache miss while the
+			// other keys' probes are still in flight; mark finds it cached.
+			heads |= c.at(slots[j].head).holder
+		}
+	}
+	w.sink = heads
+	alive := true
+	for j, k := range batch {
+		w.mark(&ix.shardOf(k).c, slots[j], k, now, tick, &ix.opts.Weights)
+		if alive = w.advance(int32(base+j), dst); !alive {
+			break
+		}
+	}
+	for _, i := range locked {
+		ix.shards[i].mu.RUnlock()
+	}
+	return alive
+}
+
+// insertSorted adds v to the ascending set s (at most lookupBatch long).
+func insertSorted(s []uint64, v uint64) []uint64 {
+	i := len(s)
+	for i > 0 && s[i-1] > v {
+		i--
+	}
+	if i > 0 && s[i-1] == v {
+		return s
+	}
+	s = append(s, 0)
+	copy(s[i+1:], s[i:])
+	s[i] = v
+	return s
 }
 
 func resetMatches(dst []Match, n int) []Match {
@@ -68,6 +123,13 @@ type walk struct {
 	w     []float64
 	key   int32
 	ids   []uint32
+	// names and idOf remember how this walk last resolved each candidate
+	// position (idOf -1: unknown) in owner's table, see resolve. Walks are
+	// pooled across indexes, and ids are only valid in their own table.
+	owner *endpoints
+	names []string
+	idOf  []int32
+	sink  holderID // keeps lookupBatch's early entry reads from being optimized away
 }
 
 var walkPool = sync.Pool{New: func() any { return new(walk) }}
@@ -87,18 +149,13 @@ func (ix *Index) putWalk(w *walk) {
 func (w *walk) begin(eps *endpoints, names []string) bool {
 	n := len(names)
 	w.alive, w.conf, w.spec, w.w = w.alive[:0], grow32(w.conf, n), grow32(w.spec, n), growF(w.w, n)
-	eps.mu.RLock()
-	defer eps.mu.RUnlock()
-	if len(w.pos) < len(eps.names) {
-		w.pos = make([]int32, len(eps.names)+len(eps.names)/4)
-	}
-	for c, name := range names {
-		id, ok := eps.ids[name]
-		if !ok || w.pos[id] != 0 {
+	w.resolve(eps, names)
+	for c, id := range w.idOf[:n] {
+		if id < 0 || w.pos[id] != 0 {
 			continue // unknown, or a duplicate candidate (reported as zero)
 		}
 		w.pos[id] = int32(c) + 1
-		w.ids = append(w.ids, id)
+		w.ids = append(w.ids, uint32(id))
 		w.alive = append(w.alive, int32(c))
 		w.conf[c], w.spec[c] = -1, -1
 	}
@@ -106,12 +163,63 @@ func (w *walk) begin(eps *endpoints, names []string) bool {
 	return len(w.alive) > 0
 }
 
-// mark records which candidates hold key; the caller holds c's read lock.
-func (w *walk) mark(c *core, key Key, now int64, tick uint32, wt *Weights) {
+// resolve sets idOf[c] to the endpoint id of names[c]. Hashing 512 names
+// costs about 10 us, yet a router passes the same pool's name strings on
+// every call, so a position whose name is the very string resolved last time
+// (same data pointer and length) reuses its id. The cache holds that string,
+// so its memory cannot have been reused for other bytes, and interned ids
+// never change; unknown names are resolved again, as they may be interned
+// since.
+func (w *walk) resolve(eps *endpoints, names []string) {
+	if cap(w.idOf) < len(names) {
+		w.names, w.idOf = make([]string, len(names)), make([]int32, len(names))
+		w.owner = nil
+	}
+	w.names, w.idOf = w.names[:len(names)], w.idOf[:len(names)]
+	if w.owner != eps {
+		w.idOf = w.idOf[:cap(w.idOf)]
+		for c := range w.idOf {
+			w.idOf[c] = -1
+		}
+		w.idOf, w.owner = w.idOf[:len(names)], eps
+	}
+	locked := false
+	for c, name := range names {
+		if w.idOf[c] >= 0 && sameString(w.names[c], name) {
+			continue
+		}
+		if !locked {
+			eps.mu.RLock()
+			locked = true
+		}
+		id, ok := eps.ids[name]
+		w.names[c], w.idOf[c] = name, -1
+		if ok {
+			w.idOf[c] = int32(id)
+		}
+	}
+	if !locked {
+		return
+	}
+	if len(w.pos) < len(eps.names) {
+		pos := make([]int32, len(eps.names)+len(eps.names)/4)
+		copy(pos, w.pos)
+		w.pos = pos
+	}
+	eps.mu.RUnlock()
+}
+
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+// mark records which candidates hold key, whose slot in c is slot (nil when
+// absent); the caller holds c's read lock.
+func (w *walk) mark(c *core, slot *keySlot, key Key, now int64, tick uint32, wt *Weights) {
 	ki := w.key
-	if head := c.keys[key]; head != 0 {
-		touch(c.at(head), tick)
-		for i := head; i != 0; i = c.at(i).next {
+	if slot != nil {
+		touchSlot(slot, tick)
+		for i := slot.head; i != 0; i = c.at(i).next {
 			e := c.at(i)
 			if cand := w.candidate(e.holder.endpoint()); cand >= 0 {
 				if w.conf[cand] != ki {

@@ -29,7 +29,7 @@ func (ix *Index) Remove(endpoint string, rank int, hashes []uint64, m Medium) (u
 }
 
 func (ix *Index) removeBlock(hd *holder, h uint64, m Medium) bool {
-	key, ok := hd.rev[h]
+	key, ok := hd.rev.get(h)
 	if !ok {
 		return false
 	}
@@ -43,7 +43,7 @@ func (ix *Index) removeBlock(hd *holder, h uint64, m Medium) bool {
 	}
 	if gone || !held {
 		// Evicted earlier (or gone now): the reverse entry has no more use.
-		delete(hd.rev, h)
+		hd.rev.delete(h)
 	}
 	return found
 }
@@ -66,15 +66,15 @@ func (ix *Index) ClearRank(endpoint string, rank int) (int, error) {
 
 func (ix *Index) clearLocked(hd *holder) int {
 	n := 0
-	for _, key := range hd.rev {
+	hd.rev.all(func(_ uint64, key Key) {
 		s := ix.shardOf(key)
 		s.mu.Lock()
 		if s.c.drop(key, hd.id) {
 			n++
 		}
 		s.mu.Unlock()
-	}
-	hd.rev = map[uint64]Key{}
+	})
+	hd.rev = revTable{}
 	hd.live.Store(0)
 	hd.orphans.Store(0)
 	ix.stats.clearedEntries.Add(int64(n))
@@ -118,14 +118,12 @@ func (ix *Index) compact(hd *holder) {
 	if hd.orphans.Load() <= hd.live.Load()/4+1024 {
 		return
 	}
-	for h, key := range hd.rev {
+	hd.rev.keepIf(func(_ uint64, key Key) bool {
 		s := ix.shardOf(key)
 		s.mu.RLock()
 		held := s.c.holds(key, hd.id)
 		s.mu.RUnlock()
-		if !held {
-			delete(hd.rev, h)
-		}
-	}
+		return held
+	})
 	hd.orphans.Store(0)
 }

@@ -60,7 +60,7 @@ func (ix *Index) Stats() Stats {
 	for i := range ix.shards {
 		s := &ix.shards[i]
 		s.mu.RLock()
-		st.Keys += int64(len(s.c.keys))
+		st.Keys += int64(s.c.keys.len())
 		st.Entries += int64(s.c.nEntries)
 		st.Speculative += int64(s.c.spec.n)
 		st.Bytes += s.c.bytes()
