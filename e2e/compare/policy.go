@@ -1,0 +1,89 @@
+package main
+
+import (
+	"time"
+
+	"github.com/warmroute/warmroute/api"
+)
+
+// Policy names, in report order.
+const (
+	policyLoad      = "load"
+	policyConfirmed = "confirmed"
+	policyStatic    = "static-2s"
+	policyAdvised   = "advised"
+	policyAdaptive  = "adaptive"
+	policyOracle    = "oracle"
+)
+
+// policyNames lists every policy in report order.
+var policyNames = []string{policyLoad, policyConfirmed, policyStatic, policyAdvised, policyAdaptive, policyOracle}
+
+// noSpeculation is the TTL of the confirmed-only policy. The router has no
+// switch that turns speculation off, but a static TTL of one nanosecond makes
+// every prediction expire before any later request can look it up, so only
+// confirmed blocks ever score. Its endings counters then count those instant
+// expiries, which is why the report leaves that policy's stale column blank.
+const noSpeculation = time.Nanosecond
+
+// adaptiveTuning makes the adaptive controller act within one short run: the
+// defaults (recompute every 10s, move 100ms a step) are sized for production
+// hours, not for a run of a few dozen seconds.
+type adaptiveTuning struct {
+	Interval time.Duration
+	Step     time.Duration
+}
+
+// routerPlan is what one run needs from the router: its TTL configuration
+// and whether the pool routes on prefixes at all. An oracle run has no
+// router (Direct).
+type routerPlan struct {
+	Prefix bool
+	TTL    api.TTLConfig
+	Direct bool
+}
+
+// planFor returns policy's router plan. advised is the TTL measured by the
+// scenario's advise run (used by the advised policy only); minSamples sizes
+// the controller's windows for short runs.
+func planFor(policy string, advised time.Duration, minSamples int, tune adaptiveTuning) routerPlan {
+	ttl := api.TTLConfig{MinSamples: minSamples}
+	switch policy {
+	case policyLoad:
+		return routerPlan{TTL: ttl}
+	case policyConfirmed:
+		ttl.Static, ttl.Min = api.Duration(noSpeculation), api.Duration(noSpeculation)
+	case policyStatic:
+		ttl.Static = api.Duration(api.DefaultTTLStatic)
+	case policyAdvised:
+		ttl.Static = api.Duration(advised)
+		ttl.Min = api.Duration(min(advised, api.DefaultTTLMin))
+	case policyAdaptive:
+		ttl.Mode = api.TTLModeAdaptive
+		ttl.Interval, ttl.Step = api.Duration(tune.Interval), api.Duration(tune.Step)
+	case policyOracle:
+		return routerPlan{Direct: true}
+	case modeAdvise:
+		ttl.Mode = api.TTLModeAdvise
+	}
+	return routerPlan{Prefix: true, TTL: ttl}
+}
+
+// modeAdvise is the measuring run before the advised policy; it is not a
+// row of the report.
+const modeAdvise = "advise-measure"
+
+// maxTTL is the longest a prediction of plan may live, so the run waits that
+// long before reading stale expiries.
+func (p routerPlan) maxTTL() time.Duration {
+	c := p.TTL.WithDefaults()
+	if c.Mode == api.TTLModeAdaptive {
+		return c.MaxStale.D()
+	}
+	return c.Static.D()
+}
+
+// findPolicies returns the policies named in names, in report order.
+func findPolicies(names []string) ([]string, error) {
+	return pick(policyNames, names, func(s string) string { return s }, errUnknownPolicy)
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// maxMaxTokens is what every request asks to generate: enough for a stream
+// with several chunks, little enough that decode does not dominate a run.
+const maxTokens = 8
+
+// servedByHeader is the simulator's answer to "who served this".
+const servedByHeader = "x-warmroute-served-by"
+
+// outcome is one request's result as the client saw it.
+type outcome struct {
+	TTFT     time.Duration // send to first streamed token
+	Prompt   int           // usage.prompt_tokens
+	Cached   int           // usage.prompt_tokens_details.cached_tokens
+	ServedBy string
+}
+
+type completionRequest struct {
+	Model         string         `json:"model"`
+	Prompt        string         `json:"prompt"`
+	MaxTokens     int            `json:"max_tokens"`
+	Stream        bool           `json:"stream"`
+	StreamOptions map[string]any `json:"stream_options"`
+}
+
+// chunk is the part of a streamed completion chunk the driver reads.
+type chunk struct {
+	Choices []struct {
+		Text string `json:"text"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int `json:"prompt_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+}
+
+// failPrefillHeader makes the simulator fail a request after admission,
+// storing no block and publishing no event.
+const failPrefillHeader = "x-sim-fail-prefill"
+
+// complete sends prompt as a streaming completion to url and reads the
+// stream to its end. With fail the simulator is told to fail the prefill.
+func complete(ctx context.Context, c *http.Client, url, prompt string, fail bool) (outcome, error) {
+	body, err := json.Marshal(completionRequest{Model: model, Prompt: prompt, MaxTokens: maxTokens,
+		Stream: true, StreamOptions: map[string]any{"include_usage": true}})
+	if err != nil {
+		return outcome{}, fmt.Errorf("encoding request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return outcome{}, fmt.Errorf("making request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if fail {
+		req.Header.Set(failPrefillHeader, "true")
+	}
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		return outcome{}, fmt.Errorf("sending request: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return outcome{}, &statusError{Code: resp.StatusCode, Body: string(msg)}
+	}
+	o, err := readStream(resp.Body, start)
+	o.ServedBy = resp.Header.Get(servedByHeader)
+	return o, err
+}
+
+// maxLine bounds one SSE line; simulator chunks are a few hundred bytes.
+const maxLine = 1 << 20
+
+// readStream reads an SSE completion stream: the time of the first chunk
+// with text (from start), and the usage of the final chunk. A stream without
+// usage, or cut before [DONE], is an error: the run must not count it as a
+// miss or a hit.
+func readStream(r io.Reader, start time.Time) (outcome, error) {
+	var o outcome
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxLine)
+	usage, done := false, false
+	for sc.Scan() {
+		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
+		if !ok {
+			continue
+		}
+		data = bytes.TrimSpace(data)
+		if string(data) == "[DONE]" {
+			done = true
+			break
+		}
+		var ch chunk
+		if err := json.Unmarshal(data, &ch); err != nil {
+			return o, fmt.Errorf("decoding stream chunk: %w", err)
+		}
+		if o.TTFT == 0 && len(ch.Choices) > 0 && ch.Choices[0].Text != "" {
+			o.TTFT = time.Since(start)
+		}
+		if ch.Usage != nil {
+			usage = true
+			o.Prompt = ch.Usage.PromptTokens
+			if d := ch.Usage.PromptTokensDetails; d != nil {
+				o.Cached = d.CachedTokens
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return o, fmt.Errorf("reading stream: %w", err)
+	}
+	switch {
+	case !done:
+		return o, errStreamCut
+	case !usage:
+		return o, errNoUsage
+	case o.TTFT == 0:
+		return o, errNoTokens
+	}
+	return o, nil
+}
