@@ -103,65 +103,64 @@ func testConfirmedInTime(t *testing.T, ps *harness.PrefixStack) {
 	}
 }
 
-// lost is a prediction whose prefill never happened.
-type lost struct {
-	name   string
-	prompt string
-	ep     *harness.EventSim
-	tokens []uint32
+// withdrawn reads warmroute_index_withdrawn_blocks_total.
+func withdrawn(t *testing.T, r *harness.Router) float64 {
+	t.Helper()
+	v, _ := routerMetrics(t, r).Value("warmroute_index_withdrawn_blocks_total", nil)
+	return v
 }
 
 // testLostPredictions: a prefill the engine fails and a request the client
-// abandons before the prefill leave predictions no event confirms. A quick
-// second failing request still rides the prediction; none ever looks
-// confirmed; each is counted stale once TTL and grace have passed.
+// abandons before its prefill leave predictions no event will confirm. The
+// router withdraws them as soon as it sees the failure (an error status, or
+// a stream that ended before any response), counting them stale at once
+// rather than at TTL: a quick second request no longer rides them, and
+// nothing ever looks confirmed.
 func testLostPredictions(t *testing.T, ps *harness.PrefixStack) {
 	before := endings(t, ps.Router, "stale_expiry")
 	beforeConfirmed := endings(t, ps.Router, "confirmed")
+	beforeWithdrawn := withdrawn(t, ps.Router)
 	url := ps.URL("/v1/completions")
 	fail := map[string]string{"x-sim-fail-prefill": "true"}
-	var predictions []lost
 	// Failed prefill, twice in quick succession.
 	prompt := words("fail", 40)
 	first, status := send(t, url, prompt, fail)
 	second, status2 := send(t, url, prompt, fail)
-	if status != 500 || status2 != 500 || second.decision.basis != "speculative" {
-		t.Fatalf("failing pair answered %d, %d; second rested on %s, want 500s and speculative", status, status2, second.decision.raw)
+	if status != 500 || status2 != 500 || second.decision.basis == "speculative" {
+		t.Fatalf("failing pair answered %d, %d; second rested on %s, want 500s and no speculative match", status, status2, second.decision.raw)
 	}
-	ep := simByID(t, ps, first.simID)
-	predictions = append(predictions, lost{"failed prefill", prompt, ep, tokenize(t, ep, prompt)})
+	failed := simByID(t, ps, first.simID)
+	if w := withdrawn(t, ps.Router) - beforeWithdrawn; w == 0 {
+		t.Fatal("the failed request's predictions were not withdrawn")
+	}
 	// Cancellation: the simulator waits before its prefill; the client
-	// hangs up first, which ends the wait.
+	// hangs up first, which ends the wait and the ext_proc stream.
 	cancelled := words("cancel", 40)
-	ep = cancelRequest(t, ps, cancelled)
-	predictions = append(predictions, lost{"cancelled", cancelled, ep, tokenize(t, ep, cancelled)})
-	blocks := 0
-	for _, p := range predictions {
-		l := lookupAt(t, ps.Router, ps.Model, p.tokens, p.ep.Addr)
-		if l.Speculative == 0 {
-			t.Fatalf("%s: router holds %+v, want the prediction", p.name, l)
+	ep := cancelRequest(t, ps, cancelled)
+	tokens := tokenize(t, ep, cancelled)
+	eventually(t, 5*time.Second, func() string {
+		if l := lookupAt(t, ps.Router, ps.Model, tokens, ep.Addr); l.Speculative+l.Confirmed != 0 {
+			return fmt.Sprintf("router holds %+v for the cancelled request, want nothing", l)
 		}
-		blocks += l.Speculative
-	}
-	deadline := time.Now().Add(staticTTL + indexGrace + 5*time.Second)
-	for time.Now().Before(deadline) && endings(t, ps.Router, "stale_expiry")-before < float64(blocks) {
-		for _, p := range predictions {
-			if l := lookupAt(t, ps.Router, ps.Model, p.tokens, p.ep.Addr); l.Confirmed != 0 {
-				t.Fatalf("%s: router holds %+v: a lost prediction looks confirmed", p.name, l)
-			}
+		return ""
+	})
+	for _, lp := range []struct {
+		ep     *harness.EventSim
+		tokens []uint32
+	}{{failed, tokenize(t, failed, prompt)}, {ep, tokens}} {
+		if l := lookupAt(t, ps.Router, ps.Model, lp.tokens, lp.ep.Addr); l.Speculative+l.Confirmed != 0 {
+			t.Errorf("router still holds %+v for a lost prediction on %s", l, lp.ep.Addr)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	if d := endings(t, ps.Router, "stale_expiry") - before; d != float64(blocks) {
-		t.Fatalf("stale_expiry grew by %v, want %d predicted blocks", d, blocks)
-	}
+	w := withdrawn(t, ps.Router) - beforeWithdrawn
+	eventually(t, 5*time.Second, func() string {
+		if d := endings(t, ps.Router, "stale_expiry") - before; d != w {
+			return fmt.Sprintf("stale_expiry grew by %v, want the %v withdrawn blocks", d, w)
+		}
+		return ""
+	})
 	if d := endings(t, ps.Router, "confirmed") - beforeConfirmed; d != 0 {
 		t.Errorf("confirmed endings grew by %v while only lost predictions were live", d)
-	}
-	for _, p := range predictions {
-		if l := lookupAt(t, ps.Router, ps.Model, p.tokens, p.ep.Addr); l.Speculative+l.Confirmed != 0 {
-			t.Errorf("%s: router still holds %+v after TTL and grace", p.name, l)
-		}
 	}
 }
 

@@ -22,7 +22,16 @@ func (st *stream) onResponseHeaders(h *extprocv3.HttpHeaders) reply {
 		// Envoy sends response headers before any body byte, so this is the
 		// earliest sign that the engine finished the prefill.
 		st.life.ResponseStarted()
-		st.usage = st.usageReaderFor(h)
+		st.responded = true
+		status, ctype := responseMeta(h)
+		if status < 200 || status > 299 {
+			// An error answer stores no blocks: withdraw the decision's
+			// predictions now rather than let them steer requests until
+			// they expire.
+			st.life.Failed()
+		} else {
+			st.usage = st.usageReaderFor(ctype)
+		}
 	}
 	if h.GetEndOfStream() {
 		st.end()
@@ -30,26 +39,26 @@ func (st *stream) onResponseHeaders(h *extprocv3.HttpHeaders) reply {
 	return one(responseHeadersResponse(common))
 }
 
-// usageReaderFor returns the reader for a response, or nil when its usage
-// will not be read: parsing is off, Envoy sends no body, or the status is
-// not 2xx (an error body carries no usage).
-func (st *stream) usageReaderFor(h *extprocv3.HttpHeaders) *usageReader {
+// usageReaderFor returns the reader for a 2xx response, or nil when its
+// usage will not be read: parsing is off, or Envoy sends no body.
+func (st *stream) usageReaderFor(ctype string) *usageReader {
 	if st.srv.opts.DisableResponseParsing || st.respMode == filterv3.ProcessingMode_NONE {
 		return nil
 	}
-	var status, ctype string
+	return newUsageReader(isEventStream(ctype, st.streaming), int(st.srv.opts.MaxResponseBytes))
+}
+
+// responseMeta reads the status (0 when absent or malformed) and content type.
+func responseMeta(h *extprocv3.HttpHeaders) (status int, ctype string) {
 	for _, hv := range h.GetHeaders().GetHeaders() {
 		switch strings.ToLower(hv.GetKey()) {
 		case ":status":
-			status = headerValue(hv)
+			status, _ = strconv.Atoi(headerValue(hv))
 		case "content-type":
 			ctype = headerValue(hv)
 		}
 	}
-	if code, err := strconv.Atoi(status); err != nil || code < 200 || code > 299 {
-		return nil
-	}
-	return newUsageReader(isEventStream(ctype, st.streaming), int(st.srv.opts.MaxResponseBytes))
+	return status, ctype
 }
 
 // isEventStream trusts the response's content type and falls back to the
@@ -87,6 +96,11 @@ func (st *stream) end() {
 		return
 	}
 	st.ended = true
+	if !st.responded {
+		// The stream ended before any response: the request failed or was
+		// abandoned on the way, and its predictions are not to be trusted.
+		st.life.Failed()
+	}
 	var u usage
 	if st.usage != nil {
 		u = st.usage.finish()

@@ -33,6 +33,7 @@ func (r recorder) Usage(p, c int, known bool) {
 	r.log(fmt.Sprintf("usage(%d,%d,%v)", p, c, known))
 	r.d.Usage(p, c, known)
 }
+func (r recorder) Failed()  { r.log("failed"); r.d.Failed() }
 func (r recorder) Release() { r.log("release"); r.d.Release() }
 
 // tracked is a harness whose decisions are recorded.
@@ -106,6 +107,10 @@ func TestResponseLifecycle(t *testing.T) {
 					t.Fatalf("Process = %v", err)
 				}
 				want := []string{"commit", "started", tc.want, "release"}
+				if !strings.HasPrefix(tc.status, "2") {
+					// An error answer withdraws the decision's predictions.
+					want = []string{"commit", "started", "failed", tc.want, "release"}
+				}
 				if got := tr.recorded(); !slices.Equal(got, want) {
 					t.Fatalf("calls %v, want %v", got, want)
 				}
@@ -187,6 +192,24 @@ func TestResponseEndsEarly(t *testing.T) {
 				t.Fatalf("calls %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// TestStreamEndsBeforeResponse checks that a stream ending before any
+// response header (the request failed or was abandoned on the way) marks the
+// decision failed, so its predictions are withdrawn, and still releases it.
+func TestStreamEndsBeforeResponse(t *testing.T) {
+	tr := newTracked(t, extproc.Options{})
+	s := tr.open()
+	s.send(first(reqHeaders("/v1/completions", false), duplex, streamed), reqBody(completion("m", "hi"), true))
+	s.recv()
+	s.recv()
+	s.fs.endErr = errBroken
+	close(s.fs.in)
+	s.wait()
+	want := []string{"commit", "failed", "usage(0,0,false)", "release"}
+	if got := tr.recorded(); !slices.Equal(got, want) {
+		t.Fatalf("calls %v, want %v", got, want)
 	}
 }
 

@@ -143,6 +143,7 @@ type Server struct {
 type lifecycle interface {
 	Commit()
 	ResponseStarted()
+	Failed()
 	Usage(promptTokens, cachedTokens int, known bool)
 	Release()
 }

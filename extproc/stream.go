@@ -38,8 +38,9 @@ type stream struct {
 	// stream_options.include_usage, for reading the response.
 	streaming, includeUsage bool
 	// usage reads the response body; nil when it is not read.
-	usage *usageReader
-	ended bool // end ran
+	usage     *usageReader
+	ended     bool // end ran
+	responded bool // response headers seen
 	// routeMsg is the response that tells Envoy the destination; sending it
 	// commits decision.
 	routeMsg *extprocv3.ProcessingResponse

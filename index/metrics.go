@@ -33,6 +33,7 @@ var (
 		{desc("evicted_keys_total", "Keys evicted under the memory bound."), func(s *Stats) int64 { return s.EvictedKeys }},
 		{desc("evicted_entries_total", "Confirmed entries evicted under the memory bound."), func(s *Stats) int64 { return s.EvictedEntries }},
 		{desc("speculated_blocks_total", "Speculative entries created by routing decisions."), func(s *Stats) int64 { return s.Speculated }},
+		{desc("withdrawn_blocks_total", "Speculative entries withdrawn because the request that made them failed."), func(s *Stats) int64 { return s.Withdrawn }},
 		{desc("remote_speculated_blocks_total", "Speculative entries created from other router replicas' predictions."), func(s *Stats) int64 { return s.RemoteSpeculated }},
 	}
 	descOutcomes       = desc("speculative_outcomes_total", "Speculative entries of this router's decisions ended, by outcome.", "outcome")

@@ -16,6 +16,7 @@ type counters struct {
 	evictedKeys       atomic.Int64
 	evictedEntries    atomic.Int64
 	speculated        atomic.Int64
+	withdrawn         atomic.Int64
 	outcomes          [Dropped + 1]atomic.Int64
 	remoteSpeculated  atomic.Int64
 	remoteOutcomes    [Dropped + 1]atomic.Int64
@@ -44,6 +45,9 @@ type Stats struct {
 	ClearedEntries                             int64
 	EvictedKeys, EvictedEntries                int64
 	Speculated                                 int64
+	// Withdrawn counts predictions ended early because their request failed
+	// (Withdraw); they are also counted as Stale outcomes.
+	Withdrawn int64
 	// Outcomes counts ended speculative entries of this router's own
 	// decisions by OutcomeKind.
 	Outcomes [Dropped + 1]int64
@@ -74,6 +78,7 @@ func (ix *Index) Stats() Stats {
 	st.Unkeyed, st.ClearedEntries = c.unkeyed.Load(), c.clearedEntries.Load()
 	st.EvictedKeys, st.EvictedEntries = c.evictedKeys.Load(), c.evictedEntries.Load()
 	st.Speculated = c.speculated.Load()
+	st.Withdrawn = c.withdrawn.Load()
 	st.RemoteSpeculated = c.remoteSpeculated.Load()
 	for k := range st.Outcomes {
 		st.Outcomes[k] = c.outcomes[k].Load()

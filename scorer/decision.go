@@ -45,7 +45,7 @@ func basisOf(m index.Match) Basis {
 // been told where to send the request; Release it when the request ends. A
 // decision that is never committed (abandoned) costs nothing.
 //
-// Commit, ResponseStarted, Usage and Release may be called from any
+// Commit, ResponseStarted, Usage, Failed and Release may be called from any
 // goroutine; each takes effect at most once.
 type Decision struct {
 	// Pool names the pool the endpoint came from.
@@ -70,7 +70,7 @@ type Decision struct {
 	prefill      int64
 	s            *Scorer // nil for decisions not made by a Scorer
 
-	committed, started, usage, released atomic.Bool
+	committed, started, usage, failed, released atomic.Bool
 }
 
 // Targets returns Endpoint followed by Fallbacks.
@@ -117,6 +117,19 @@ func (d *Decision) Usage(promptTokens, cachedTokens int, known bool) {
 	if u, ok := d.s.opts.TTL.(UsageObserver); ok {
 		u.Usage(d.ID, promptTokens, cachedTokens, known)
 	}
+}
+
+// Failed withdraws the predictions this decision inserted: its request
+// failed (an error status from the engine, or a stream that broke before the
+// response began), so the engine stores none of those blocks, and leaving
+// them until their TTL would route later requests to a cache that is not
+// warm. Predictions other decisions made are kept. Idempotent; a no-op
+// before Commit.
+func (d *Decision) Failed() {
+	if !d.committed.Load() || len(d.keys) == 0 || d.s.opts.Index == nil || !d.failed.CompareAndSwap(false, true) {
+		return
+	}
+	d.s.opts.Index.Withdraw(d.Endpoint, d.keys, d.ID)
 }
 
 // Release ends the request's load accounting (and its prefill accounting,

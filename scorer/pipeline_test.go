@@ -401,3 +401,21 @@ func TestDiscoveredPoolIsWeighed(t *testing.T) {
 		}
 	}
 }
+
+func TestFailedDecisionWithdrawsItsPredictions(t *testing.T) {
+	p := newPipe(t, api.ScoringConfig{})
+	ids := prompt(3, 10*bs)
+	p.store(t, "10.0.0.3:8000", ids[:4*bs], index.Identity{Model: "m"})
+	d := p.pick(t, completion(ids))
+	d.Failed() // before Commit: nothing to withdraw, and no effect later
+	d.Commit()
+	d.Failed()
+	d.Failed()
+	d.Release()
+	// The prompt's blocks beyond the confirmed four are no longer predicted
+	// anywhere, so a follow-up sees only the confirmed prefix.
+	d2 := p.pick(t, completion(append(ids, 7, 7)))
+	if d2.Basis != BasisConfirmed || !strings.HasPrefix(d2.Reason, "basis=confirmed; matched=4c+0s/10;") {
+		t.Fatalf("after a failed request the follow-up is %s (%s), want confirmed 4c+0s", d2.Basis, d2.Reason)
+	}
+}
