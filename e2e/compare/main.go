@@ -14,7 +14,7 @@
 //	    [-scenarios fast,slow] [-policies load,adaptive] [-json out.json]
 //
 // It needs Envoy (installed on first use, as for the e2e suite) and the
-// tokenizer files in .cache/tokenizers/qwen3.
+// Qwen3 tokenizer files (fetched into .cache/tokenizers on first use).
 package main
 
 import (
@@ -25,7 +25,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -38,10 +37,6 @@ import (
 // much, so TTFT mostly reflects prefill, not waiting.
 var simCosts = []string{"--ttft", "10ms", "--prefill-per-token", "200us", "--decode-per-token", "2ms",
 	"--max-running", "8"}
-
-// tokenizerDir is where the project keeps the Qwen3 tokenizer files, relative
-// to the module root (see tokenizer/files_test.go).
-const tokenizerDir = ".cache/tokenizers/qwen3"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -81,8 +76,8 @@ func prepare(ctx context.Context, c config, dir string, log io.Writer) (env, err
 	if err != nil {
 		return env{}, err
 	}
-	tok := filepath.Join(root, tokenizerDir)
-	if _, err := os.Stat(filepath.Join(tok, "tokenizer.json")); err != nil {
+	tok, err := harness.Qwen3Tokenizer(ctx, root) // fetched into .cache/tokenizers when missing
+	if err != nil {
 		return env{}, fmt.Errorf("finding tokenizer files: %w", err)
 	}
 	envoyBin, err := harness.InstallEnvoy(ctx, root, log)
