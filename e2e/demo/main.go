@@ -4,7 +4,7 @@
 // command and the admin and metrics addresses, and runs until Ctrl-C, when it
 // stops everything.
 //
-//	go run ./e2e/demo [-port 8080] [-mode full_duplex|buffered] [-keep-logs]
+//	go run ./e2e/demo [-port 8080] [-keep-logs]
 package main
 
 import (
@@ -17,7 +17,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/warmroute/warmroute/e2e/envoy"
 	"github.com/warmroute/warmroute/e2e/harness"
 )
 
@@ -35,7 +34,6 @@ func main() {
 
 type options struct {
 	port     int
-	mode     string
 	keepLogs bool
 }
 
@@ -44,13 +42,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.port, "port", 8080, "Envoy's listener port on 127.0.0.1 (0 picks a free one)")
-	fs.StringVar(&o.mode, "mode", "full_duplex", "ext_proc request body mode: full_duplex or buffered")
 	fs.BoolVar(&o.keepLogs, "keep-logs", false, "keep the log directory after exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
-	}
-	if o.mode != "full_duplex" && o.mode != "buffered" {
-		return o, fmt.Errorf("-mode must be full_duplex or buffered, got %q", o.mode)
 	}
 	return o, nil
 }
@@ -66,7 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	st, err := start(ctx, o, dir, stderr)
 	if err == nil {
-		printWelcome(stdout, st, dir)
+		printWelcome(stdout, st.Stack, dir)
 		err = waitForEnd(ctx, st)
 		fmt.Fprintln(stdout, "\nstopping...")
 		err = errors.Join(err, st.Close())
@@ -79,7 +73,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-func start(ctx context.Context, o options, dir string, progress io.Writer) (*harness.Stack, error) {
+func start(ctx context.Context, o options, dir string, progress io.Writer) (*harness.PrefixStack, error) {
 	root, err := harness.ModuleRoot(ctx)
 	if err != nil {
 		return nil, err
@@ -89,29 +83,26 @@ func start(ctx context.Context, o options, dir string, progress io.Writer) (*har
 	if err != nil {
 		return nil, err
 	}
+	fmt.Fprintln(progress, "fetching the Qwen3 tokenizer files ...")
+	tok, err := harness.Qwen3Tokenizer(ctx, root)
+	if err != nil {
+		return nil, err
+	}
 	fmt.Fprintln(progress, "building warmroute ...")
 	bin, err := harness.Warmroute(ctx, root, dir)
 	if err != nil {
 		return nil, err
 	}
-	tmpl := envoy.FullDuplex
-	if o.mode == "buffered" {
-		tmpl = envoy.Buffered
-	}
-	sims := make([]harness.SimOptions, 3)
-	for i := range sims {
-		// cached_tokens in usage shows prefix-cache hits to the user.
-		sims[i].Args = []string{"--prompt-tokens-details"}
-	}
-	fmt.Fprintln(progress, "starting 3 simulators, the router and Envoy ...")
-	return harness.StartStack(ctx, harness.Options{
-		Binary: bin, Envoy: envoyBin, Dir: dir, Model: model, Sims: sims,
-		Template: tmpl, ListenPort: o.port, AccessLog: true,
+	fmt.Fprintln(progress, "starting 3 simulators with KV events, their relays, the router and Envoy ...")
+	// cached_tokens in usage shows prefix-cache hits to the user.
+	return harness.StartPrefixStack(ctx, harness.PrefixOptions{
+		Binary: bin, Envoy: envoyBin, Dir: dir, Model: model, Tokenizer: tok,
+		SimArgs: []string{"--prompt-tokens-details"}, ListenPort: o.port,
 	})
 }
 
 // waitForEnd returns nil on Ctrl-C, or an error as soon as any process dies.
-func waitForEnd(ctx context.Context, st *harness.Stack) error {
+func waitForEnd(ctx context.Context, st interface{ Processes() []*harness.Process }) error {
 	died := make(chan *harness.Process, 1)
 	for _, p := range st.Processes() {
 		go func() {

@@ -21,10 +21,8 @@ func TestParseFlags(t *testing.T) {
 		want    options
 		wantErr bool
 	}{
-		{name: "defaults", want: options{port: 8080, mode: "full_duplex"}},
-		{name: "all flags", args: []string{"-port", "0", "-mode", "buffered", "-keep-logs"},
-			want: options{port: 0, mode: "buffered", keepLogs: true}},
-		{name: "bad mode", args: []string{"-mode", "streamed"}, wantErr: true},
+		{name: "defaults", want: options{port: 8080}},
+		{name: "all flags", args: []string{"-port", "0", "-keep-logs"}, want: options{port: 0, keepLogs: true}},
 		{name: "bad port", args: []string{"-port", "x"}, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -82,14 +80,23 @@ func TestDemo(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no curl command in:\n%s", out.String())
 	}
-	body := `{"model": "` + model + `", "messages": [{"role": "user", "content": "hi"}]}`
-	resp, err := http.Post(m[1], "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	// The printed request, twice: the second must find the first's prefix,
+	// predicted or already confirmed by the simulator's KV events.
+	body := `{"model": "` + model + `", "messages": ` + demoMessages + `}`
+	var decision string
+	for range 2 {
+		resp, err := http.Post(m[1], "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("x-warmroute-served-by") == "" {
+			t.Fatalf("printed request got %s, served by %q", resp.Status, resp.Header.Get("x-warmroute-served-by"))
+		}
+		decision = resp.Header.Get("x-warmroute-decision")
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("x-warmroute-served-by") == "" {
-		t.Fatalf("printed request got %s, served by %q", resp.Status, resp.Header.Get("x-warmroute-served-by"))
+	if !strings.HasPrefix(decision, "basis=speculative") && !strings.HasPrefix(decision, "basis=confirmed") {
+		t.Fatalf("the repeated request was routed with %q, want a prefix match", decision)
 	}
 	cancel()
 	select {

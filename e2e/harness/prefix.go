@@ -41,6 +41,8 @@ type PrefixOptions struct {
 	RouterArgs []string
 	// EnvoyConcurrency defaults to 1.
 	EnvoyConcurrency int
+	// ListenPort is Envoy's listener port on 127.0.0.1; 0 picks a free one.
+	ListenPort int
 }
 
 // PrefixStack is a running prefix-routing stack. Its embedded Stack holds
@@ -230,7 +232,11 @@ func (ps *PrefixStack) startEnvoy(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("parsing router port: %w", err)
 	}
-	params := envoy.Params{ListenPort: ports[0], AdminPort: ports[1], RouterPort: rp, AccessLog: true, SubsetHintHeader: true}
+	listen := ports[0]
+	if ps.opts.ListenPort != 0 {
+		listen = ps.opts.ListenPort
+	}
+	params := envoy.Params{ListenPort: listen, AdminPort: ports[1], RouterPort: rp, AccessLog: true, SubsetHintHeader: true}
 	ps.Envoy, err = StartEnvoy(ctx, ps.opts.Envoy, ps.opts.Dir, "envoy", envoy.FullDuplex, params, ps.opts.EnvoyConcurrency)
 	return err
 }
