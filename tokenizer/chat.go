@@ -29,6 +29,7 @@ type ChatTemplate struct {
 	tmpl   *jinja.Template
 	tokens map[string]string
 	now    func() time.Time
+	format ContentFormat
 }
 
 // ChatOption configures a ChatTemplate.
@@ -39,6 +40,12 @@ func WithClock(now func() time.Time) ChatOption {
 	return func(c *ChatTemplate) { c.now = now }
 }
 
+// WithContentFormat overrides the detected content format (vLLM's
+// --chat-template-content-format).
+func WithContentFormat(f ContentFormat) ChatOption {
+	return func(c *ChatTemplate) { c.format = f }
+}
+
 // NewChatTemplate compiles a template. bos and eos are exposed to it as
 // bos_token and eos_token (empty means absent).
 func NewChatTemplate(src, bos, eos string, opts ...ChatOption) (*ChatTemplate, error) {
@@ -46,7 +53,7 @@ func NewChatTemplate(src, bos, eos string, opts ...ChatOption) (*ChatTemplate, e
 	if err != nil {
 		return nil, fmt.Errorf("compiling chat template: %w: %w", ErrTemplate, err)
 	}
-	c := &ChatTemplate{tmpl: t, tokens: map[string]string{}, now: time.Now}
+	c := &ChatTemplate{tmpl: t, tokens: map[string]string{}, now: time.Now, format: DetectContentFormat(src)}
 	if bos != "" {
 		c.tokens["bos_token"] = bos
 	}
@@ -89,6 +96,9 @@ func (c *ChatTemplate) context(req ChatRequest) (map[string]jinja.Value, error) 
 	}
 	if !msgs.IsList() {
 		return nil, fmt.Errorf("decoding messages: not a list: %w", ErrMalformed)
+	}
+	if c.format == ContentString {
+		flattenContents(msgs)
 	}
 	data := map[string]jinja.Value{
 		"messages":              msgs,

@@ -3,7 +3,10 @@
 tokenizer_config.json rendered by Python jinja2 the way transformers does
 (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, loopcontrols,
 tojson without ASCII escaping or key sorting, raise_exception, strftime_now
-fixed to 2025-03-07 so output is deterministic).
+fixed to 2025-03-07 so output is deterministic), after the one step vLLM
+adds before rendering: for a template that reads message content as a string
+(vLLM's "auto" content format, decided on the template's syntax tree), a list
+content becomes the "\n"-joined text of its text parts.
 
 Usage (from the repository root, after the tokenizer files are cached):
     pip install 'jinja2==3.1.6'
@@ -14,6 +17,7 @@ import os
 from datetime import datetime
 
 import jinja2
+from jinja2 import nodes
 from jinja2.ext import loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -101,10 +105,38 @@ def special_tokens(cfg):
     return out
 
 
-def render(tmpl, cfg, case):
+def is_content(n):
+    return ((isinstance(n, nodes.Getitem) and isinstance(n.arg, nodes.Const) and n.arg.value == "content")
+            or (isinstance(n, nodes.Getattr) and n.attr == "content"))
+
+
+def content_format(env, src):
+    """'openai' when the template loops over a message's content (directly or
+    through a variable set from it), else 'string'."""
+    tree = env.parse(src)
+    assigned = {a.target.name for a in tree.find_all(nodes.Assign)
+                if isinstance(a.target, nodes.Name) and is_content(a.node)}
+    for loop in tree.find_all(nodes.For):
+        if is_content(loop.iter) or (isinstance(loop.iter, nodes.Name) and loop.iter.name in assigned):
+            return "openai"
+    return "string"
+
+
+def flatten(messages):
+    out = []
+    for m in messages:
+        c = m.get("content")
+        if isinstance(c, list):
+            m = dict(m, content="\n".join(p["text"] for p in c if p.get("type", "text") == "text" and "text" in p))
+        out.append(m)
+    return out
+
+
+def render(tmpl, cfg, case, fmt):
     kwargs = dict(special_tokens(cfg))
     kwargs.update(case.get("chat_template_kwargs", {}))
-    return tmpl.render(messages=case["messages"], tools=case.get("tools"), documents=None,
+    messages = flatten(case["messages"]) if fmt == "string" else case["messages"]
+    return tmpl.render(messages=messages, tools=case.get("tools"), documents=None,
                        add_generation_prompt=case.get("add_generation_prompt", True), **kwargs)
 
 
@@ -116,10 +148,11 @@ def main():
     for fam in FAMILIES:
         cfg = json.load(open(os.path.join(CACHE, fam, "tokenizer_config.json"), encoding="utf-8"))
         tmpl = env.from_string(cfg["chat_template"])
-        results = {}
+        fmt = content_format(env, cfg["chat_template"])
+        results = {"_content_format": {"text": fmt}}
         for name, case in CASES.items():
             try:
-                results[name] = {"text": render(tmpl, cfg, case)}
+                results[name] = {"text": render(tmpl, cfg, case, fmt)}
             except Exception as e:  # the Go side must fail too
                 results[name] = {"error": f"{type(e).__name__}: {e}"}
         out["families"][fam] = results
