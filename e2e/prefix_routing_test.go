@@ -109,7 +109,13 @@ func TestPrefixHotSpread(t *testing.T) {
 	if served[warm.simID] == n || len(served) < 2 {
 		t.Fatalf("%d concurrent requests sharing a hot prefix were served %v; want some spread beyond %s", n, served, warm.simID)
 	}
-	if served[warm.simID] < n/len(ps.Sims) {
-		t.Errorf("warm endpoint %s got %d of %d requests (%v); prefix affinity should keep at least its share", warm.simID, served[warm.simID], n, served)
+	// Prefix affinity holds until the warm endpoint carries the herd margin
+	// (4 by default) more in-flight requests than the least loaded one, so it
+	// serves at least that many. Beyond that, where the rest goes is not
+	// fixed: the first endpoint to take an overflow request becomes warm too
+	// (by prediction), so the overflow may gather there.
+	const herdMargin = 4
+	if served[warm.simID] < herdMargin {
+		t.Errorf("warm endpoint %s got %d of %d requests (%v); prefix affinity should keep at least %d", warm.simID, served[warm.simID], n, served, herdMargin)
 	}
 }

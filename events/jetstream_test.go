@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -142,6 +143,7 @@ func TestJetStreamReplay(t *testing.T) {
 			if err := nc.Flush(); err != nil {
 				t.Fatal(err)
 			}
+			waitStored(t, nc, testStream, len(tc.msgs))
 			reg := prometheus.NewRegistry()
 			_, ix := startReplaying(t, nc, tc.stream, reg)
 			// Ready means caught up: no waiting beyond it.
@@ -167,6 +169,10 @@ func TestJetStreamReplayThenLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	publishTo(t, nc, sinkEndpoint, 5, false, storedPayload(1, 0, 0, 1))
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitStored(t, nc, testStream, 1)
 	_, ix := startReplaying(t, nc, testStream, prometheus.NewRegistry())
 	// The next batch continues the replayed sequence, so it must apply
 	// without a gap clearing the replayed block.
@@ -211,4 +217,28 @@ func histogramCount(t testing.TB, reg *prometheus.Registry, name string) uint64 
 		}
 	}
 	return 0
+}
+
+// waitStored waits until stream holds n messages: a flushed core-NATS
+// publish has reached the server, but the stream stores it asynchronously.
+func waitStored(t testing.TB, nc *nats.Conn, stream string, n int) {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := js.Stream(context.Background(), stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.CachedInfo().State.Msgs; got >= uint64(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stream %s holds %d messages after 5s, want %d", stream, st.CachedInfo().State.Msgs, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
