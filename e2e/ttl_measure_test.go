@@ -37,6 +37,11 @@ func (d injected) meanSlack(n int) time.Duration {
 // relay, NATS and the router's apply loop. It only widens upper bounds.
 const pipelineSlack = 80 * time.Millisecond
 
+// tailSlack bounds the pipeline's worst sample among the measured ones (the
+// maximum, and so the p99 of a small window): one scheduling hiccup on a
+// loaded machine lands there, not in the median.
+const tailSlack = 250 * time.Millisecond
+
 // TestTTLMeasuresInjectedDelay drives traffic through simulators whose
 // events are delayed by 150ms + U[0, 100ms] and checks that the router's
 // measured route-to-confirmation latency is that distribution (from
@@ -91,9 +96,9 @@ func checkMeasured(t *testing.T, d injected, n int, a ttl.Advice) {
 	if p50 := a.P50.D(); p50 < p50lo || p50 > p50hi {
 		t.Errorf("measured p50 %v, want the injected median %v within [%v, %v]", p50, d.quantile(0.5), p50lo, p50hi)
 	}
-	// With n samples the largest is below the 90th percentile of the
-	// injected delay with probability 0.9^n (2% for n = 40).
-	maxLo, maxHi := d.quantile(0.9), d.quantile(1)+pipelineSlack
+	// With n samples the largest is below the 75th percentile of the
+	// injected delay with probability 0.75^n (1e-5 for n = 40).
+	maxLo, maxHi := d.quantile(0.75), d.quantile(1)+tailSlack
 	if m := a.Max.D(); m < maxLo || m > maxHi {
 		t.Errorf("measured max %v, want within [%v, %v] (injected max %v)", m, maxLo, maxHi, d.quantile(1))
 	}
@@ -113,7 +118,7 @@ func checkAdvice(t *testing.T, d injected, a ttl.Advice) {
 	if a.TTL.D() < sum || a.TTL.D() >= sum+ttl.DefaultResolution {
 		t.Errorf("advised TTL %v, want Lq %v + backlog %v + jitter %v rounded up to %v", a.TTL, a.Quantile, a.Backlog, a.Jitter, ttl.DefaultResolution)
 	}
-	if hi := d.quantile(1) + pipelineSlack + a.Backlog.D() + a.Jitter.D() + ttl.DefaultResolution; a.TTL.D() > hi {
+	if hi := d.quantile(1) + tailSlack + a.Backlog.D() + a.Jitter.D() + ttl.DefaultResolution; a.TTL.D() > hi {
 		t.Errorf("advised TTL %v exceeds %v: more than the injected delay explains", a.TTL, hi)
 	}
 }
