@@ -49,15 +49,24 @@ func newPrefixStack(t *testing.T, o harness.PrefixOptions) *harness.PrefixStack 
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopAtCleanup(t, "prefix stack", ps)
+	return ps
+}
+
+// stopAtCleanup stops a stack when the test ends, showing the tail of its
+// processes' logs first when the test failed.
+func stopAtCleanup(t *testing.T, name string, st interface {
+	Logs(lines int) string
+	Close() error
+}) {
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Log(ps.Logs(40))
+			t.Log(st.Logs(40))
 		}
-		if err := ps.Close(); err != nil {
-			t.Errorf("stopping prefix stack: %v", err)
+		if err := st.Close(); err != nil {
+			t.Errorf("stopping %s: %v", name, err)
 		}
 	})
-	return ps
 }
 
 // words returns n distinct-looking words seeded by tag, so prompts with

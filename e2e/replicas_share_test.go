@@ -33,14 +33,7 @@ func newReplicaStack(t *testing.T, o harness.ReplicaOptions) *harness.ReplicaSta
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(rs.Logs(40))
-		}
-		if err := rs.Close(); err != nil {
-			t.Errorf("stopping replica stack: %v", err)
-		}
-	})
+	stopAtCleanup(t, "replica stack", rs)
 	return rs
 }
 
