@@ -2,7 +2,6 @@ package events_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -231,15 +230,7 @@ func startRelay(t *testing.T, nc *nats.Conn, cfg events.RelayConfig) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- relay.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("relay Run() = %v", err)
-		}
-	})
+	runInBackground(t, "relay", relay.Run)
 }
 
 func startRouterSide(t *testing.T, nc *nats.Conn, model string, sink events.Sink) {
@@ -249,15 +240,7 @@ func startRouterSide(t *testing.T, nc *nats.Conn, model string, sink events.Sink
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("subscriber Run() = %v", err)
-		}
-	})
+	runInBackground(t, "subscriber", s.Run)
 }
 
 // joinStream works around ZMQ's slow joiner: batches published before the

@@ -23,17 +23,7 @@ const testStream = "KVTEST"
 // dir and connects to it.
 func jetStreamConn(t testing.TB) *nats.Conn {
 	t.Helper()
-	ns, err := events.StartEmbeddedWith(events.EmbeddedOptions{Host: "127.0.0.1", JetStreamDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ns.Close)
-	nc, err := events.ConnectOptions{URL: ns.ClientURL()}.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
+	return connectEmbedded(t, events.EmbeddedOptions{Host: "127.0.0.1", JetStreamDir: t.TempDir()})
 }
 
 // storedPayload is a vLLM batch storing n 16-token blocks, hashes
@@ -88,15 +78,7 @@ func startReplaying(t testing.TB, nc *nats.Conn, stream string, reg *prometheus.
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run() = %v", err)
-		}
-	})
+	runInBackground(t, "subscriber", s.Run)
 	select {
 	case <-s.Ready():
 	case <-time.After(60 * time.Second):

@@ -28,16 +28,7 @@ func BenchmarkRelayForward(b *testing.B) {
 }
 
 func benchRelayForward(b *testing.B, blocks int) {
-	ns, err := events.StartEmbedded("127.0.0.1", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ns.Close()
-	nc, err := events.ConnectOptions{URL: ns.ClientURL()}.Connect()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
+	nc := connectEmbedded(b, events.EmbeddedOptions{Host: "127.0.0.1"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pub := zmq4.NewPub(ctx)

@@ -26,7 +26,7 @@ func BenchmarkRelayResync(b *testing.B) {
 func benchResync(b *testing.B, n int) {
 	e := startFakeEngine(b, n)
 	e.publish(n, false)
-	nc := natsForBench(b)
+	nc := connectEmbedded(b, events.EmbeddedOptions{Host: "127.0.0.1"})
 	got := make(chan *nats.Msg, n+16)
 	subj, _ := api.EventSubject(testModel, resyncEndpoint)
 	sub, err := nc.ChanSubscribe(subj, got)
@@ -54,20 +54,6 @@ func benchResync(b *testing.B, n int) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "engine_batches/s")
-}
-
-func natsForBench(b *testing.B) *nats.Conn {
-	ns, err := events.StartEmbedded("127.0.0.1", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(ns.Close)
-	nc, err := events.ConnectOptions{URL: ns.ClientURL()}.Connect()
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(nc.Close)
-	return nc
 }
 
 // runForBench runs relay until the returned stop is called.

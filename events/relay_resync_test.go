@@ -1,7 +1,6 @@
 package events_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -32,22 +31,7 @@ func runRelay(t *testing.T, nc *nats.Conn, cfg events.RelayConfig) *runningRelay
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- relay.Run(ctx) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("relay Run() = %v", err)
-		}
-	}
-	t.Cleanup(stop)
-	return &runningRelay{reg: reg, stop: stop}
+	return &runningRelay{reg: reg, stop: runInBackground(t, "relay", relay.Run)}
 }
 
 func relayConfig(e *fakeEngine) events.RelayConfig {
@@ -127,28 +111,7 @@ func mustSeq(t *testing.T, m *nats.Msg) uint64 {
 // resyncs reads relay_resyncs_total for outcome.
 func resyncs(t *testing.T, reg *prometheus.Registry, outcome string) float64 {
 	t.Helper()
-	return labelledCounter(t, reg, "warmroute_events_relay_resyncs_total", "outcome", outcome)
-}
-
-func labelledCounter(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == label && lp.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return counterValue(t, reg, "warmroute_events_relay_resyncs_total", "outcome", outcome)
 }
 
 // A starting relay republishes the engine's replay buffer, then continues

@@ -21,15 +21,7 @@ func TestRelayEnsuresStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run() = %v", err)
-		}
-	}()
+	runInBackground(t, "relay", r.Run)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

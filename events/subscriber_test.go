@@ -1,7 +1,6 @@
 package events_test
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -21,17 +20,7 @@ const testModel = "org/m.v1"
 
 func connect(t *testing.T) *nats.Conn {
 	t.Helper()
-	ns, err := events.StartEmbedded("127.0.0.1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ns.Close)
-	nc, err := events.ConnectOptions{URL: ns.ClientURL()}.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
+	return connectEmbedded(t, events.EmbeddedOptions{Host: "127.0.0.1"})
 }
 
 // stored encodes a vLLM batch storing (or removing) the given hashes.
@@ -82,15 +71,7 @@ func runSubscriber(t *testing.T, nc *nats.Conn, sink events.Sink, members events
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run() = %v", err)
-		}
-	})
+	runInBackground(t, "subscriber", s.Run)
 	// Run subscribes asynchronously; a heartbeat round trip shows it is live.
 	eventually(t, "subscriber ready", func() bool {
 		beat(t, nc, "127.0.0.9:1", false, time.Hour)
