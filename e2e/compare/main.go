@@ -76,7 +76,7 @@ func prepare(ctx context.Context, c config, dir string, log io.Writer) (env, err
 	if err != nil {
 		return env{}, err
 	}
-	tok, err := harness.Qwen3Tokenizer(ctx, root) // fetched into .cache/tokenizers when missing
+	tok, err := harness.Qwen3Tokenizer() // fetched into .cache/tokenizers when missing
 	if err != nil {
 		return env{}, fmt.Errorf("finding tokenizer files: %w", err)
 	}

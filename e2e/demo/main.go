@@ -84,7 +84,7 @@ func start(ctx context.Context, o options, dir string, progress io.Writer) (*har
 		return nil, err
 	}
 	fmt.Fprintln(progress, "fetching the Qwen3 tokenizer files ...")
-	tok, err := harness.Qwen3Tokenizer(ctx, root)
+	tok, err := harness.Qwen3Tokenizer()
 	if err != nil {
 		return nil, err
 	}
