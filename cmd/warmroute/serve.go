@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -118,10 +117,6 @@ func (r *router) adminMux(reg *prometheus.Registry) *http.ServeMux {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.Handle("GET /debug/ttl", r.ttl.Handler())
 	r.mountDebug(mux)
-	mux.HandleFunc("GET "+api.IndexInfoPath, func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(api.IndexInfo{BlockSize: r.cfg.Index.BlockSize, Grace: r.cfg.Index.Grace})
-	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !r.ready.Load() {

@@ -23,14 +23,21 @@ const maxLookupBytes = 4 << 20
 type indexDebug struct {
 	index *index.Index
 	pools *scorer.Pools
+	info  api.IndexInfo
 }
 
 // mountDebug adds the index debug endpoints to the admin mux.
 func (r *router) mountDebug(mux *http.ServeMux) {
-	d := indexDebug{index: r.pipe.index, pools: r.pipe.pools}
+	d := indexDebug{index: r.pipe.index, pools: r.pipe.pools,
+		info: api.IndexInfo{BlockSize: r.cfg.Index.BlockSize, Grace: r.cfg.Index.Grace}}
+	mux.HandleFunc("GET "+api.IndexInfoPath, d.infoHandler)
 	mux.HandleFunc("GET "+api.IndexEntriesPath, d.entries)
 	mux.HandleFunc("POST "+api.IndexLookupPath, d.lookup)
 }
+
+// infoHandler reports the index's block size and grace, which clients such as
+// `warmroute ttl validate` must keep fixed during a sweep.
+func (d indexDebug) infoHandler(w http.ResponseWriter, _ *http.Request) { writeDebugJSON(w, d.info) }
 
 // entries answers GET ?endpoint=IP:PORT with that endpoint's entry counts.
 func (d indexDebug) entries(w http.ResponseWriter, req *http.Request) {
