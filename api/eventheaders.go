@@ -45,11 +45,10 @@ const (
 	ResetGap ResetReason = "gap"
 	// ResetRestart: the engine's sequence went backwards (the engine restarted).
 	ResetRestart ResetReason = "restart"
-	// ResetReconnect: the relay lost its connection to the engine and the
-	// first batch after reconnecting did not continue the sequence. A gap is
-	// not filled by replay across a reconnect, because a restarted engine
-	// would serve its own, unrelated history for the requested range; the
-	// relay instead replays the engine's buffer from seq 0 as a fresh stream.
+	// ResetReconnect: the relay lost its connection to the engine, and the
+	// engine behind the new connection is not provably the one it followed
+	// (its replay buffer no longer holds the last batch forwarded, byte for
+	// byte): the engine restarted, or more was lost than the buffer keeps.
 	ResetReconnect ResetReason = "reconnect"
 	// ResetOverflow: the relay dropped batches from its bounded buffer while
 	// NATS was unreachable.

@@ -34,6 +34,12 @@
 // publishes a reset at the buffer's first seq before what it holds. Both
 // outcomes are counted (relay_resyncs_total).
 //
+// After its engine socket reconnects, a relay asks the replay buffer for the
+// last batch it forwarded: the same bytes prove the same engine, and the
+// stream continues; otherwise (an engine restarted while the socket was
+// down, possibly idle since) it starts the stream over with a reconnect
+// reset, so routers never keep an idle restarted engine's old blocks.
+//
 // # JetStream
 //
 // Optionally a JetStream stream (EnsureStream; created by a relay or a

@@ -8,6 +8,7 @@ import (
 	"log"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/go-zeromq/zmq4"
 
 	"github.com/warmroute/warmroute/api"
@@ -79,8 +80,16 @@ func (r *Relay) openEvents(ctx context.Context) (zmq4.Socket, error) {
 // reconnect the first batch must continue the sequence exactly (see
 // api.ResetReconnect), or the stream starts over.
 func (r *Relay) receive(ctx context.Context, sock zmq4.Socket, st *seqTracker, b *Batch, reconnected bool, bo *backoff) error {
-	if !st.started && r.cfg.ReplayEndpoint != "" {
+	switch {
+	case !st.started && r.cfg.ReplayEndpoint != "":
 		r.resync(ctx, st, b, "")
+	case reconnected && st.started && r.cfg.ReplayEndpoint != "":
+		// The engine may have restarted while the socket was down, and an
+		// idle restarted engine sends nothing that would show it: check now.
+		if !r.continues(ctx, st, b) {
+			r.resync(ctx, st, b, api.ResetReconnect)
+		}
+		reconnected = false
 	}
 	for {
 		msg, err := sock.Recv()
@@ -126,6 +135,7 @@ func (r *Relay) handleLive(ctx context.Context, st *seqTracker, b *Batch, seq ui
 // forward queues one batch for NATS and records it as the stream's last.
 func (r *Relay) forward(st *seqTracker, b *Batch, seq uint64, payload []byte, now time.Time, result string) {
 	st.accept(seq)
+	st.lastSum = xxhash.Sum64(payload)
 	r.lastSeq.Store(seq)
 	r.haveSeq.Store(true)
 	// The payload is forwarded unchanged either way; decoding here only

@@ -78,6 +78,21 @@ func (e *fakeEngine) publish(n int, live bool) {
 	}
 }
 
+// dropConnections closes the PUB socket and listens again on the same
+// address, as an engine process that went away and came back does: every
+// subscriber sees its connection fail and reconnects.
+func (e *fakeEngine) dropConnections() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	addr := e.eventsURL()
+	_ = e.pub.Close()
+	e.pub = zmq4.NewPub(context.Background())
+	e.t.Cleanup(func() { _ = e.pub.Close() })
+	if err := e.pub.Listen(addr); err != nil {
+		e.t.Fatalf("listening again on %s: %v", addr, err)
+	}
+}
+
 // restart starts the sequence over with an empty buffer.
 func (e *fakeEngine) restart() {
 	e.mu.Lock()

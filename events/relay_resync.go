@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/warmroute/warmroute/api"
 )
 
@@ -63,6 +64,11 @@ func (r *Relay) resync(ctx context.Context, st *seqTracker, b *Batch, reason api
 	out := r.resyncResult(err, n, first)
 	switch out {
 	case resyncEmpty:
+		if reason != "" {
+			// The engine started over and has published nothing since:
+			// whatever routers hold for it is gone.
+			r.reset(st, reason, 0)
+		}
 		st.expectFirst()
 	case resyncComplete, resyncPartial:
 		// Everything up to last was forwarded or announced lost, so any
@@ -117,4 +123,33 @@ func (r *Relay) startOver(ctx context.Context, st *seqTracker, b *Batch, reason 
 		}
 	}
 	r.reset(st, reason, liveSeq)
+}
+
+// continues reports whether the engine behind a re-established socket is the
+// one the relay followed: its replay buffer must still hold the last batch
+// forwarded, byte for byte (vLLM batches carry a timestamp, so a restarted
+// engine's batch of the same number differs). Batches it published while the
+// socket was down are forwarded on the way.
+func (r *Relay) continues(ctx context.Context, st *seqTracker, b *Batch) bool {
+	if st.next() == 0 {
+		return false // nothing forwarded yet: nothing to recognise it by
+	}
+	last, sum := st.next()-1, st.lastSum
+	same, got := false, false
+	err := r.fetchReplay(ctx, last, func(seq uint64, payload []byte) {
+		if !got && !same {
+			got, same = true, seq == last && xxhash.Sum64(payload) == sum
+			return
+		}
+		if same && st.classify(seq) == verdictNext {
+			r.forward(st, b, seq, payload, time.Now(), "replayed")
+		}
+	})
+	if err != nil || !same {
+		return false
+	}
+	if st.next()-1 > last {
+		st.markReplayed(last+1, st.next()-1)
+	}
+	return true
 }

@@ -193,6 +193,38 @@ func TestRelayResyncAfterEngineRestart(t *testing.T) {
 	waitResyncs(t, r.reg, "complete", 2)
 }
 
+// After the engine's socket drops, the relay checks the engine behind the new
+// connection against the last batch it forwarded: the same engine continues
+// without a reset; a restarted one that stays idle is reset at once, rather
+// than left looking warm until it happens to publish again.
+func TestRelayReconnectChecksEngine(t *testing.T) {
+	for _, restarted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restarted=%v", restarted), func(t *testing.T) {
+			nc := connect(t)
+			tap := tapRelay(t, nc, testModel, resyncEndpoint)
+			e := startFakeEngine(t, 100)
+			runRelay(t, nc, relayConfig(e))
+			e.waitReplays(1)
+			_, newest := liveUntilForwarded(t, e, tap)
+			if restarted {
+				e.restart()
+			}
+			e.dropConnections()
+			if restarted {
+				m := tap.next()
+				if got := describe(m); got != "reset reconnect 0" {
+					t.Fatalf("after reconnecting to a restarted idle engine the relay published %q, want the reset", got)
+				}
+				return
+			}
+			got, _ := liveUntilForwarded(t, e, tap)
+			if len(got) == 0 || got[0] != "b"+strconv.FormatUint(newest+1, 10) {
+				t.Fatalf("after reconnecting to the same engine the relay published %q, want b%d onwards and no reset", got, newest+1)
+			}
+		})
+	}
+}
+
 // waitResyncs waits for the resync counter to reach want: it moves when a
 // resync ends, which can trail the last batch the resync forwarded.
 func waitResyncs(t *testing.T, reg *prometheus.Registry, outcome string, want float64) {

@@ -21,6 +21,10 @@ type seqTracker struct {
 	// duplicates, not a restart.
 	replayedFrom, replayedTo uint64
 	hasReplayed              bool
+	// lastSum fingerprints the last forwarded payload, so that after a
+	// reconnect the relay can tell the same engine (whose replay buffer
+	// still holds that batch) from a restarted one.
+	lastSum uint64
 }
 
 func (t *seqTracker) classify(seq uint64) verdict {
