@@ -26,11 +26,11 @@ func TestEventsConfigValidate(t *testing.T) {
 		{name: "negative misses", cfg: EventsConfig{HeartbeatMisses: -1}, wantErr: "must not be negative"},
 		{name: "negative max age", cfg: EventsConfig{JetStream: JetStreamConfig{MaxAge: -1}}, wantErr: "must not be negative"},
 		{name: "stream with dot", cfg: EventsConfig{JetStream: JetStreamConfig{Stream: "a.b"}}, wantErr: "jetStream.stream"},
-		{name: "through ServeConfig", cfg: EventsConfig{Listen: "nope"}, wantErr: "events.listen"},
+		{name: "bad listen", cfg: EventsConfig{Listen: "nope"}, wantErr: "events.listen"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := ServeConfig{Events: tt.cfg}.Validate()
+			err := tt.cfg.Validate()
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Validate() = %v, want nil", err)
@@ -59,7 +59,9 @@ func TestEventsConfigDefaults(t *testing.T) {
 
 func TestEventsConfigJSON(t *testing.T) {
 	in := `{"events":{"url":"nats://a:4222","jetStream":{"enabled":true,"maxAge":"90s"},"heartbeatMisses":5}}`
-	var c ServeConfig
+	var c struct {
+		Events EventsConfig `json:"events"`
+	}
 	if err := json.Unmarshal([]byte(in), &c); err != nil {
 		t.Fatal(err)
 	}

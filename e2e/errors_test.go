@@ -8,6 +8,7 @@ import (
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/scorer"
 )
 
 // maxBody is the router's --max-body-bytes in these tests: above the 2 MB
@@ -49,7 +50,7 @@ func TestBadInput(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(modeName(mode), func(t *testing.T) {
 			st := newStack(t, harness.Options{Template: mode, MaxBodyBytes: maxBody,
-				ExtraPools: []api.PoolConfig{{Name: "ghost", Models: []string{"ghost-model"}}}})
+				ExtraPools: []scorer.PoolConfig{{Name: "ghost", Models: []string{"ghost-model"}}}})
 			want := map[string]float64{}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {

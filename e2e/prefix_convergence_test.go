@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+
 	"github.com/warmroute/warmroute/e2e/harness"
 )
 
@@ -20,7 +21,7 @@ func TestIndexConvergence(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps := newPrefixStack(t, harness.PrefixOptions{NATSD: natsd, JetStream: true,
-		Configure: func(c *api.ServeConfig) {
+		Configure: func(c *serveconfig.Config) {
 			// Sources outlive a NATS restart (40 x 250ms heartbeats), so
 			// the router keeps what it knew instead of expiring it.
 			c.Events.HeartbeatMisses = 40

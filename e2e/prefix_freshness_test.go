@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
 )
@@ -21,8 +23,7 @@ const pausedMetric = "warmroute_ttl_speculation_paused"
 // guard treats a heartbeating relay whose engine is quiet as fresh (an idle
 // engine publishes nothing either).
 func TestFreshnessGuard(t *testing.T) {
-	ps := newPrefixStack(t, harness.PrefixOptions{Configure: func(c *api.ServeConfig) {
-		c.TTL.FreshnessLimit = api.Duration(time.Second)
+	ps := newPrefixStack(t, harness.PrefixOptions{Configure: func(c *serveconfig.Config) {
 		// The guard re-judges every endpoint each round; short rounds make
 		// the gauge follow quickly.
 		c.TTL.Interval = api.Duration(250 * time.Millisecond)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
 )
@@ -30,7 +32,7 @@ const (
 func TestTTLEndings(t *testing.T) {
 	ps := newPrefixStack(t, harness.PrefixOptions{Sims: 2,
 		SimArgs: []string{"--event-delay", eventDelay.String()},
-		Configure: func(c *api.ServeConfig) {
+		Configure: func(c *serveconfig.Config) {
 			c.TTL.Static = api.Duration(staticTTL)
 			c.Index.Grace = api.Duration(indexGrace)
 		}})

@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/index/ttl"
+
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
-	"github.com/warmroute/warmroute/index/ttl"
 )
 
 // injected is the event delay the simulators add: every batch reaches the
@@ -52,8 +54,8 @@ func TestTTLMeasuresInjectedDelay(t *testing.T) {
 	const requests = 40
 	ps := newPrefixStack(t, harness.PrefixOptions{Sims: 2,
 		SimArgs: []string{"--event-delay", delay.base.String(), "--event-jitter", delay.jitter.String()},
-		Configure: func(c *api.ServeConfig) {
-			c.TTL.Mode, c.TTL.Percentile = api.TTLModeAdvise, "p95"
+		Configure: func(c *serveconfig.Config) {
+			c.TTL.Mode, c.TTL.Percentile = ttl.ModeAdvise, "p95"
 			c.TTL.MinSamples = requests - 5
 			c.TTL.Interval = api.Duration(250 * time.Millisecond)
 		}})
@@ -115,10 +117,10 @@ func checkAdvice(t *testing.T, d injected, a ttl.Advice) {
 		t.Errorf("advised TTL %v (Lq %v) does not cover the injected p95 %v", a.TTL, a.Quantile, want)
 	}
 	sum := a.Quantile.D() + a.Backlog.D() + a.Jitter.D()
-	if a.TTL.D() < sum || a.TTL.D() >= sum+ttl.DefaultResolution {
-		t.Errorf("advised TTL %v, want Lq %v + backlog %v + jitter %v rounded up to %v", a.TTL, a.Quantile, a.Backlog, a.Jitter, ttl.DefaultResolution)
+	if a.TTL.D() < sum || a.TTL.D() >= sum+ttl.Resolution {
+		t.Errorf("advised TTL %v, want Lq %v + backlog %v + jitter %v rounded up to %v", a.TTL, a.Quantile, a.Backlog, a.Jitter, ttl.Resolution)
 	}
-	if hi := d.quantile(1) + tailSlack + a.Backlog.D() + a.Jitter.D() + ttl.DefaultResolution; a.TTL.D() > hi {
+	if hi := d.quantile(1) + tailSlack + a.Backlog.D() + a.Jitter.D() + ttl.Resolution; a.TTL.D() > hi {
 		t.Errorf("advised TTL %v exceeds %v: more than the injected delay explains", a.TTL, hi)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
 )
@@ -20,8 +22,7 @@ func TestTTLPipelineCutStopsSpeculativeRoutes(t *testing.T) {
 		// Events arrive late enough that a quick second request can only
 		// rest on the first's prediction.
 		SimArgs: []string{"--event-delay", "400ms"},
-		Configure: func(c *api.ServeConfig) {
-			c.TTL.FreshnessLimit = api.Duration(time.Second)
+		Configure: func(c *serveconfig.Config) {
 			c.TTL.Interval = api.Duration(250 * time.Millisecond)
 		}})
 	victim, other := ps.EventSims[0], ps.EventSims[1]

@@ -86,7 +86,7 @@ func startReplica(t testing.TB, nc *nats.Conn, o replicaOptions) *replica {
 	if o.local {
 		sink = nil
 	}
-	pools := scorer.NewPools([]api.PoolConfig{{Name: testModel, Endpoints: replicaEndpoints}}, "")
+	pools := scorer.NewPools([]scorer.PoolConfig{{Name: testModel, Endpoints: replicaEndpoints}}, "")
 	r.scorer = scorer.New(pools, &scorer.Load{}, scorer.Options{Index: r.ix, TTL: r.ctrl,
 		Tokens: map[string]scorer.Tokens{testModel: givenTokens{}}, Predictions: sink})
 	sub, err := events.NewSubscriber(events.SubscriberConfig{Models: []string{testModel}}, nc,

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/extproc"
 	"github.com/warmroute/warmroute/scorer"
 )
@@ -48,9 +47,9 @@ func ExampleParseRequest() {
 // ExampleServer serves the ext_proc service over gRPC and plays Envoy sending
 // a buffered completion request.
 func ExampleServer() {
-	pools := scorer.NewPools([]api.PoolConfig{{Name: "llama", Endpoints: []string{"10.0.0.7:8000"}}}, "")
+	pools := scorer.NewPools([]scorer.PoolConfig{{Name: "llama", Endpoints: []string{"10.0.0.7:8000"}}}, "")
 	srv, err := extproc.New(scorer.New(pools, &scorer.Load{}, scorer.Options{}),
-		extproc.Options{DisableDecisionHeader: true}, prometheus.NewRegistry(), nil)
+		extproc.Options{Config: extproc.Config{DisableDecisionHeader: true}}, prometheus.NewRegistry(), nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -17,7 +17,7 @@ func FuzzExchange(f *testing.F) {
 		f.Add(tc.path, []byte(tc.body), true, uint16(3), true)
 	}
 	f.Fuzz(func(t *testing.T, path string, body []byte, useDuplex bool, chunk uint16, trailers bool) {
-		h := newHarness(t, harnessConfig{defaultPool: "m", opts: extproc.Options{MaxBodyBytes: 4096}})
+		h := newHarness(t, harnessConfig{defaultPool: "m", opts: extproc.Options{Config: extproc.Config{MaxBodyBytes: 4096}}})
 		s := h.open()
 		mode := buffered
 		if useDuplex {

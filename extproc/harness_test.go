@@ -29,7 +29,7 @@ const (
 	epSmall = "10.0.1.1:8000"
 )
 
-var testPools = []api.PoolConfig{
+var testPools = []scorer.PoolConfig{
 	{Name: "m", Models: []string{"m-alias"}, Endpoints: []string{epA, epB}},
 	{Name: "small", Endpoints: []string{epSmall}},
 	{Name: "empty"},

@@ -55,7 +55,7 @@ func TestRejections(t *testing.T) {
 	for _, mode := range []bodyMode{buffered, duplex} {
 		for _, tc := range tests {
 			t.Run(mode.String()+"/"+tc.name, func(t *testing.T) {
-				h := newHarness(t, harnessConfig{opts: extproc.Options{MaxBodyBytes: 1024}})
+				h := newHarness(t, harnessConfig{opts: extproc.Options{Config: extproc.Config{MaxBodyBytes: 1024}}})
 				s := h.open()
 				s.send(first(reqHeaders(tc.path, false), mode, none))
 				if mode == buffered {
@@ -100,7 +100,7 @@ func TestTooLargeIsAnsweredEarly(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, harnessConfig{opts: extproc.Options{MaxBodyBytes: 1000}})
+			h := newHarness(t, harnessConfig{opts: extproc.Options{Config: extproc.Config{MaxBodyBytes: 1000}}})
 			s := h.open()
 			// The body never ends: the 413 must not wait for it.
 			s.send(tc.reqs...)
@@ -264,7 +264,7 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 		opts   extproc.Options
 	}{
 		{"nil picker", nil, extproc.Options{}},
-		{"negative max body", p, extproc.Options{MaxBodyBytes: -1}},
+		{"negative max body", p, extproc.Options{Config: extproc.Config{MaxBodyBytes: -1}}},
 		{"unknown body mode", p, extproc.Options{DefaultBodyMode: 42}},
 	}
 	for _, tc := range tests {

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/status"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/scorer"
 )
 
@@ -71,21 +70,51 @@ func (m BodyMode) envoy() filterv3.ProcessingMode_BodySendMode {
 	}
 }
 
-// Options configures a Server. The zero value is valid: every zero field
-// means its default.
-type Options struct {
+// Config is the ext_proc part of the router's configuration file, at its
+// top level. The zero value means every default.
+type Config struct {
 	// MaxBodyBytes is the largest request body accepted; larger ones get 413.
-	// Default api.DefaultMaxBodyBytes.
-	MaxBodyBytes int64
+	// Default 8 MiB. The gRPC message limit follows from it.
+	MaxBodyBytes int64 `json:"maxBodyBytes,omitempty"`
+	// DisableDecisionHeader stops the x-warmroute-decision request and
+	// response headers.
+	DisableDecisionHeader bool `json:"disableDecisionHeader,omitempty"`
+}
+
+// DefaultMaxBodyBytes is the default Config.MaxBodyBytes.
+const DefaultMaxBodyBytes = 8 << 20
+
+// WithDefaults returns a copy of c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	return c
+}
+
+// MaxGRPCMessageBytes is the gRPC message limit a server with c needs: a
+// buffered body of MaxBodyBytes plus room for headers and framing.
+func (c Config) MaxGRPCMessageBytes() int { return int(c.WithDefaults().MaxBodyBytes) + 1<<20 }
+
+// Validate reports every problem in c, joined, or nil.
+func (c Config) Validate() error {
+	if c.MaxBodyBytes < 0 {
+		return fmt.Errorf("maxBodyBytes must not be negative, got %d", c.MaxBodyBytes)
+	}
+	return nil
+}
+
+// Options configures a Server: Config plus what is not a file setting. The
+// zero value is valid: every zero field means its default.
+type Options struct {
+	Config
 	// DefaultBodyMode applies to both directions when Envoy does not send
 	// protocol_config. Default BodyModeBuffered.
 	DefaultBodyMode BodyMode
-	// DisableDecisionHeader stops the x-warmroute-decision request and
-	// response headers.
-	DisableDecisionHeader bool
 	// DisableResponseParsing stops reading usage from response bodies; every
-	// decision then gets Usage(0, 0, false). Parsing only happens when Envoy
-	// sends response bodies (a response_body_mode other than NONE).
+	// decision then gets Usage(0, 0, false). Deployments turn parsing off in
+	// Envoy instead (response_body_mode NONE): parsing only happens when
+	// Envoy sends response bodies.
 	DisableResponseParsing bool
 	// MaxResponseBytes bounds the memory spent on one response: the kept
 	// body of a non-streaming response, or one line of a streaming one.
@@ -100,8 +129,8 @@ const DefaultMaxResponseBytes = 1 << 20
 // Validate reports every problem in o, joined, or nil.
 func (o Options) Validate() error {
 	var errs []error
-	if o.MaxBodyBytes < 0 {
-		errs = append(errs, fmt.Errorf("max body bytes must not be negative, got %d", o.MaxBodyBytes))
+	if err := o.Config.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.MaxResponseBytes < 0 {
 		errs = append(errs, fmt.Errorf("max response bytes must not be negative, got %d", o.MaxResponseBytes))
@@ -113,9 +142,7 @@ func (o Options) Validate() error {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = api.DefaultMaxBodyBytes
-	}
+	o.Config = o.Config.WithDefaults()
 	if o.MaxResponseBytes == 0 {
 		o.MaxResponseBytes = DefaultMaxResponseBytes
 	}

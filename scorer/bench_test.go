@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 )
 
@@ -88,7 +87,7 @@ func BenchmarkDecision(b *testing.B) {
 func benchDecision(b *testing.B, n, blocks int) {
 	eps := benchEndpoints(n)
 	ix := benchIndex(b, eps, blocks)
-	s := New(NewPools([]api.PoolConfig{{Name: "m", Endpoints: eps}}, ""), &Load{}, Options{
+	s := New(NewPools([]PoolConfig{{Name: "m", Endpoints: eps}}, ""), &Load{}, Options{
 		Index: ix, Tokens: map[string]Tokens{"m": idTokens{}}, Fallbacks: 2,
 	})
 	prompts := benchPrompts(blocks)

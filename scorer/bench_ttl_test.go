@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/index/ttl"
 )
@@ -27,7 +26,7 @@ func BenchmarkDecisionTTLOverhead(b *testing.B) {
 	eps := benchEndpoints(n)
 	ix := benchIndexWith(b, eps, blocks, index.Options{Observer: ctrl})
 	newScorer := func(p TTLPolicy) *Scorer {
-		return New(NewPools([]api.PoolConfig{{Name: "m", Endpoints: eps}}, ""), &Load{}, Options{
+		return New(NewPools([]PoolConfig{{Name: "m", Endpoints: eps}}, ""), &Load{}, Options{
 			Index: ix, Tokens: map[string]Tokens{"m": idTokens{}}, Fallbacks: 2, TTL: p,
 		})
 	}

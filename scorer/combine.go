@@ -2,19 +2,17 @@ package scorer
 
 import (
 	"math/rand/v2"
-
-	"github.com/warmroute/warmroute/api"
 )
 
-// weights are one pool's resolved scoring settings.
+// weights are the resolved scoring settings.
 type weights struct {
 	prefix, load, engine float64
 	herdMargin           float64
 	epsilon              float64
 }
 
-func resolveWeights(global api.ScoringConfig, pool *api.ScoringConfig) weights {
-	c := global.Merge(pool).WithDefaults()
+func resolveWeights(global ScoringConfig) weights {
+	c := global.WithDefaults()
 	return weights{
 		prefix: *c.PrefixWeight, load: *c.LoadWeight, engine: *c.EngineLoadWeight,
 		herdMargin: *c.HerdMargin, epsilon: *c.TieEpsilon,

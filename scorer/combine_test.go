@@ -3,24 +3,22 @@ package scorer
 import (
 	"testing"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 )
 
 func TestResolveWeights(t *testing.T) {
 	tests := []struct {
 		name   string
-		global api.ScoringConfig
-		pool   *api.ScoringConfig
+		global ScoringConfig
 		want   weights
 	}{
 		{name: "defaults", want: weights{1, 0.5, 0.3, 4, 0.02}},
-		{name: "global override", global: api.ScoringConfig{LoadWeight: api.Float(2)}, want: weights{1, 2, 0.3, 4, 0.02}},
-		{name: "pool beats global", global: api.ScoringConfig{LoadWeight: api.Float(2)}, pool: &api.ScoringConfig{LoadWeight: api.Float(0), TieEpsilon: api.Float(0.1)}, want: weights{1, 0, 0.3, 4, 0.1}},
+		{name: "global override", global: ScoringConfig{LoadWeight: Float(2)}, want: weights{1, 2, 0.3, 4, 0.02}},
+		{name: "explicit zero kept", global: ScoringConfig{LoadWeight: Float(0), TieEpsilon: Float(0.1)}, want: weights{1, 0, 0.3, 4, 0.1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := resolveWeights(tt.global, tt.pool); got != tt.want {
+			if got := resolveWeights(tt.global); got != tt.want {
 				t.Fatalf("weights = %+v, want %+v", got, tt.want)
 			}
 		})

@@ -21,7 +21,7 @@
 // the cached prefix (confirmed blocks by medium weight, speculative blocks by
 // the TTL policy's trust), router-tracked load (in-flight requests and queued
 // prefill tokens) and, when wired, the engines' own gauges (EngineLoad). The
-// combiner clamps each and weighs them (api.ScoringConfig, per pool). Two
+// combiner clamps each and weighs them (ScoringConfig). Two
 // guards keep replicas and hot prefixes from herding: a prefix score is
 // discounted once its endpoint carries more than HerdMargin in-flight
 // requests above the least-loaded candidate, and candidates within

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/scorer"
 )
 
 func ExampleScorer_Pick() {
-	pools := scorer.NewPools([]api.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}, "")
+	pools := scorer.NewPools([]scorer.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}, "")
 	s := scorer.New(pools, &scorer.Load{}, scorer.Options{})
 	d, err := s.Pick(context.Background(), &scorer.Request{Model: "m"})
 	if err != nil {
@@ -38,7 +37,7 @@ func (givenIDs) Tokens(_ context.Context, req *scorer.Request, _ []string) ([]ui
 // prefix goes there on a speculative basis before any engine event arrives.
 func Example_prefix() {
 	ix, _ := index.New(index.Options{BlockSize: 4})
-	pools := scorer.NewPools([]api.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000", "10.0.0.2:8000"}}}, "")
+	pools := scorer.NewPools([]scorer.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000", "10.0.0.2:8000"}}}, "")
 	s := scorer.New(pools, &scorer.Load{}, scorer.Options{
 		Index: ix, Tokens: map[string]scorer.Tokens{"m": givenIDs{}},
 	})

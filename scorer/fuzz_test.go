@@ -6,8 +6,6 @@ import (
 	"errors"
 	"slices"
 	"testing"
-
-	"github.com/warmroute/warmroute/api"
 )
 
 // FuzzPick feeds arbitrary prompts (token ids, possibly out of range), models,
@@ -18,7 +16,7 @@ func FuzzPick(f *testing.F) {
 	f.Add([]byte{}, "m-sql", "t1", "10.0.0.2:8000")
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4}, "m", "salt", " 10.0.0.3:8000 ")
 	f.Add(make([]byte, 4*64), "unknown", "", "10.9.9.9:1")
-	p := newPipe(f, api.ScoringConfig{})
+	p := newPipe(f, ScoringConfig{})
 	f.Fuzz(func(t *testing.T, raw []byte, model, salt, subset string) {
 		ids := make([]int, len(raw)/4)
 		for i := range ids {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-
-	"github.com/warmroute/warmroute/api"
 )
 
 func TestPoolsMembership(t *testing.T) {
@@ -44,7 +42,7 @@ func TestPoolsMembership(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := NewPools([]api.PoolConfig{{Name: "llama", Models: []string{"meta/llama"},
+			p := NewPools([]PoolConfig{{Name: "llama", Models: []string{"meta/llama"},
 				Endpoints: []string{"10.0.0.1:80"}}}, "")
 			for i, o := range tc.ops {
 				change := p.RemoveEndpoint
@@ -65,7 +63,7 @@ func TestPoolsMembership(t *testing.T) {
 }
 
 func TestPoolsMembershipSnapshotsStayImmutable(t *testing.T) {
-	p := NewPools([]api.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:80", "10.0.0.3:80"}}}, "")
+	p := NewPools([]PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:80", "10.0.0.3:80"}}}, "")
 	_, before, _ := p.Lookup("m")
 	p.AddEndpoint("m", "10.0.0.2:80")
 	p.RemoveEndpoint("m", "10.0.0.2:80")

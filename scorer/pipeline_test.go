@@ -8,13 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 )
 
 const bs = 4 // small blocks keep the test prompts short
 
-var pipePools = []api.PoolConfig{{
+var pipePools = []PoolConfig{{
 	Name: "m", LoRAAdapters: []string{"m-sql"},
 	Endpoints: []string{"10.0.0.1:8000", "10.0.0.2:8000", "10.0.0.3:8000"},
 }}
@@ -61,7 +60,7 @@ type pipe struct {
 	pol  *policy
 }
 
-func newPipe(t testing.TB, scoring api.ScoringConfig) *pipe {
+func newPipe(t testing.TB, scoring ScoringConfig) *pipe {
 	t.Helper()
 	ix, err := index.New(index.Options{BlockSize: bs})
 	if err != nil {
@@ -112,7 +111,7 @@ func completion(ids []int) *Request {
 }
 
 func TestPickFollowsConfirmedPrefix(t *testing.T) {
-	p := newPipe(t, api.ScoringConfig{})
+	p := newPipe(t, ScoringConfig{})
 	ids := prompt(1, 10*bs+2)
 	p.store(t, "10.0.0.2:8000", ids[:6*bs], index.Identity{Model: "m"})
 	for range 20 { // no randomness may move it: the prefix decides
@@ -130,7 +129,7 @@ func TestPickFollowsConfirmedPrefix(t *testing.T) {
 }
 
 func TestCommitSpeculatesMissingBlocks(t *testing.T) {
-	p := newPipe(t, api.ScoringConfig{})
+	p := newPipe(t, ScoringConfig{})
 	ids := prompt(2, 10*bs)
 	p.store(t, "10.0.0.3:8000", ids[:4*bs], index.Identity{Model: "m"})
 	d := p.pick(t, completion(ids))
@@ -171,7 +170,7 @@ func TestSpeculationPausedByPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newPipe(t, api.ScoringConfig{})
+			p := newPipe(t, ScoringConfig{})
 			p.pol.ttl, p.pol.trust = tt.ttl, tt.trust
 			ids := prompt(3, 5*bs)
 			d := p.pick(t, completion(ids))
@@ -190,7 +189,7 @@ func TestSpeculationPausedByPolicy(t *testing.T) {
 // An untrusted prediction still sits in the index but scores nothing, so
 // load decides.
 func TestSpeculativeTrustWeighsPrefix(t *testing.T) {
-	p := newPipe(t, api.ScoringConfig{})
+	p := newPipe(t, ScoringConfig{})
 	ids := prompt(4, 8*bs)
 	d := p.pick(t, completion(ids))
 	d.Commit() // d stays in flight: its endpoint is the most loaded
@@ -205,7 +204,7 @@ func TestSpeculativeTrustWeighsPrefix(t *testing.T) {
 }
 
 func TestHotPrefixSpreads(t *testing.T) {
-	p := newPipe(t, api.ScoringConfig{HerdMargin: api.Float(2)})
+	p := newPipe(t, ScoringConfig{HerdMargin: Float(2)})
 	ids := prompt(5, 8*bs)
 	hot := "10.0.0.1:8000"
 	p.store(t, hot, ids, index.Identity{Model: "m"})
@@ -233,7 +232,7 @@ func TestHotPrefixSpreads(t *testing.T) {
 }
 
 func TestHerdSpillReason(t *testing.T) {
-	p := newPipe(t, api.ScoringConfig{HerdMargin: api.Float(1), LoadWeight: api.Float(1)})
+	p := newPipe(t, ScoringConfig{HerdMargin: Float(1), LoadWeight: Float(1)})
 	ids := prompt(6, 4*bs)
 	p.store(t, "10.0.0.1:8000", ids, index.Identity{Model: "m"})
 	p.load.add("10.0.0.1:8000", 5)
@@ -260,7 +259,7 @@ func TestLoRAAndSaltKeying(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newPipe(t, api.ScoringConfig{})
+			p := newPipe(t, ScoringConfig{})
 			p.store(t, "10.0.0.2:8000", ids, tt.storedAs)
 			req := completion(ids)
 			req.Model, req.CacheSalt = tt.model, tt.salt
@@ -321,7 +320,7 @@ func TestPrefillAccounting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newPipe(t, api.ScoringConfig{})
+			p := newPipe(t, ScoringConfig{})
 			ids := prompt(9, 5*bs+2)
 			ep := "10.0.0.1:8000"
 			p.store(t, ep, ids[:tt.stored*bs], index.Identity{Model: "m"})
@@ -348,7 +347,7 @@ func TestPrefillAccounting(t *testing.T) {
 }
 
 func TestUsageForwarded(t *testing.T) {
-	p := newPipe(t, api.ScoringConfig{})
+	p := newPipe(t, ScoringConfig{})
 	d := p.pick(t, completion(prompt(10, 3*bs)))
 	d.Usage(12, 8, true) // before commit: ignored
 	d.Commit()
@@ -403,7 +402,7 @@ func TestDiscoveredPoolIsWeighed(t *testing.T) {
 }
 
 func TestFailedDecisionWithdrawsItsPredictions(t *testing.T) {
-	p := newPipe(t, api.ScoringConfig{})
+	p := newPipe(t, ScoringConfig{})
 	ids := prompt(3, 10*bs)
 	p.store(t, "10.0.0.3:8000", ids[:4*bs], index.Identity{Model: "m"})
 	d := p.pick(t, completion(ids))

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 )
 
@@ -28,15 +27,14 @@ type pool struct {
 	name      string
 	endpoints []string // sorted; replaced, never mutated
 	adapters  map[string]bool
-	scoring   *api.ScoringConfig // pool-level overrides, nil for none
 }
 
 // NewPools builds the registry from configuration. The configuration is
-// assumed to have passed api.ServeConfig.Validate.
-func NewPools(cfg []api.PoolConfig, defaultPool string) *Pools {
+// assumed to have passed Config.Validate.
+func NewPools(cfg []PoolConfig, defaultPool string) *Pools {
 	p := &Pools{byModel: map[string]*pool{}, byName: map[string]*pool{}}
 	for _, pc := range cfg {
-		pl := &pool{name: pc.Name, endpoints: sortedUnique(pc.Endpoints), adapters: map[string]bool{}, scoring: pc.Scoring}
+		pl := &pool{name: pc.Name, endpoints: sortedUnique(pc.Endpoints), adapters: map[string]bool{}}
 		p.byName[pc.Name] = pl
 		for _, m := range append([]string{pc.Name}, pc.Models...) {
 			p.byModel[m] = pl

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 )
 
@@ -87,7 +86,7 @@ func tokensOf(ids []int) []uint32 {
 // Replicas seed the high half of their decision ids at random, so two
 // replicas' ids differ there (a collision has probability 2^-32).
 func TestDecisionIDsDifferAcrossScorers(t *testing.T) {
-	pools := NewPools([]api.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}, "")
+	pools := NewPools([]PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}, "")
 	a, b := New(pools, &Load{}, Options{}), New(pools, &Load{}, Options{})
 	da, _ := a.Pick(t.Context(), &Request{Model: "m"})
 	db, _ := b.Pick(t.Context(), &Request{Model: "m"})

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/tokenizer"
 	"github.com/warmroute/warmroute/tokenizer/tokenizertest"
@@ -88,7 +87,7 @@ func TestRealTokenizerFollowUpRoutesToWarmEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	ix, _ := index.New(index.Options{})
-	pools := []api.PoolConfig{{Name: "qwen", Endpoints: []string{"10.0.0.1:8000", "10.0.0.2:8000", "10.0.0.3:8000"}}}
+	pools := []PoolConfig{{Name: "qwen", Endpoints: []string{"10.0.0.1:8000", "10.0.0.2:8000", "10.0.0.3:8000"}}}
 	s := New(NewPools(pools, ""), &Load{}, Options{Index: ix, Tokens: map[string]Tokens{"qwen": NewLocalTokens(tk)}})
 	system := strings.Repeat("Answer questions about the attached contract. ", 30)
 	turn1 := chatTurns(t, system, "Who are the parties?")

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 )
 
@@ -23,8 +22,8 @@ type Options struct {
 	// Tokens turns prompts into token ids, per pool name. A pool without an
 	// entry routes on load alone.
 	Tokens map[string]Tokens
-	// Scoring is the global scoring configuration; pools override fields.
-	Scoring api.ScoringConfig
+	// Scoring weighs the scorers.
+	Scoring ScoringConfig
 	// TTL sizes and trusts speculative entries. Nil means StaticTTL{}.
 	TTL TTLPolicy
 	// EngineLoad supplies engine gauges; nil leaves that scorer out.
@@ -150,7 +149,7 @@ func (s *Scorer) weightsOf(pl *pool) weights {
 	if w, ok := s.weights.Load(pl); ok {
 		return w.(weights)
 	}
-	w := resolveWeights(s.opts.Scoring, pl.scoring)
+	w := resolveWeights(s.opts.Scoring)
 	s.weights.Store(pl, w)
 	return w
 }

@@ -11,11 +11,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-
-	"github.com/warmroute/warmroute/api"
 )
 
-var testPools = []api.PoolConfig{
+var testPools = []PoolConfig{
 	{Name: "llama", Models: []string{"meta-llama/Llama-3.1-8B", "llama-alias"}, Endpoints: []string{"10.0.0.1:8000", "10.0.0.2:8000", "10.0.0.3:8000"}},
 	{Name: "qwen", Endpoints: []string{"10.0.1.1:8000"}},
 }
@@ -223,7 +221,7 @@ func BenchmarkPick(b *testing.B) {
 			for i := range eps {
 				eps[i] = fmt.Sprintf("10.0.%d.%d:8000", i/250, i%250+1)
 			}
-			s := New(NewPools([]api.PoolConfig{{Name: "m", Endpoints: eps}}, ""), &Load{}, Options{})
+			s := New(NewPools([]PoolConfig{{Name: "m", Endpoints: eps}}, ""), &Load{}, Options{})
 			req := &Request{Model: "m"}
 			b.ReportAllocs()
 			for b.Loop() {

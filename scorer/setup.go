@@ -6,7 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/tokenizer"
 )
 
@@ -14,7 +13,7 @@ import (
 // tokenizer files from disk. Pools without a tokenizer are absent from the
 // result and route on load alone. reg receives the tokenizer drift metrics
 // when a pool uses drift mode.
-func LoadTokens(pools []api.PoolConfig, reg prometheus.Registerer) (map[string]Tokens, error) {
+func LoadTokens(pools []PoolConfig, reg prometheus.Registerer) (map[string]Tokens, error) {
 	out := map[string]Tokens{}
 	var metrics *tokenizer.Metrics
 	for _, pc := range pools {
@@ -22,7 +21,7 @@ func LoadTokens(pools []api.PoolConfig, reg prometheus.Registerer) (map[string]T
 		if !pc.Tokenizer.Enabled() {
 			continue
 		}
-		if tc.Mode == api.TokenizerDrift && metrics == nil {
+		if tc.Mode == TokenizerDrift && metrics == nil {
 			var err error
 			if metrics, err = tokenizer.NewMetrics(reg); err != nil {
 				return nil, fmt.Errorf("registering tokenizer metrics: %w", err)
@@ -37,18 +36,18 @@ func LoadTokens(pools []api.PoolConfig, reg prometheus.Registerer) (map[string]T
 	return out, nil
 }
 
-func poolTokens(tc api.TokenizerConfig, m *tokenizer.Metrics) (Tokens, error) {
+func poolTokens(tc TokenizerConfig, m *tokenizer.Metrics) (Tokens, error) {
 	client := &http.Client{}
-	if tc.Mode == api.TokenizerRemote {
-		return NewRemoteTokens(client, tc.RemoteTimeout.D()), nil
+	if tc.Mode == TokenizerRemote {
+		return NewRemoteTokens(client, remoteTimeout), nil
 	}
 	tk, err := tokenizer.LoadDir(tc.Dir)
 	if err != nil {
 		return nil, err
 	}
 	local := NewLocalTokens(tk)
-	if tc.Mode == api.TokenizerDrift {
-		return NewDriftTokens(local, tc.DriftSampleRate, m, client, tc.RemoteTimeout.D()), nil
+	if tc.Mode == TokenizerDrift {
+		return NewDriftTokens(local, driftSampleRate, m, client, remoteTimeout), nil
 	}
 	return local, nil
 }

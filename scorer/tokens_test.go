@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/tokenizer"
 	"github.com/warmroute/warmroute/tokenizer/tokenizertest"
 )
@@ -114,7 +113,7 @@ warmroute_tokenizer_drift_checks_total{mode="prompt",result="disagree"} 1
 }
 
 func TestRunStopsWithContext(t *testing.T) {
-	p := newPipe(t, api.ScoringConfig{})
+	p := newPipe(t, ScoringConfig{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- p.s.Run(ctx, time.Millisecond) }()

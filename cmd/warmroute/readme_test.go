@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 )
 
 // TestReadmeConfigExample keeps the README's configuration example true: it
-// must parse strictly into api.ServeConfig and validate.
+// must parse strictly into serveconfig.Config and validate.
 func TestReadmeConfigExample(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -27,7 +29,7 @@ func TestReadmeConfigExample(t *testing.T) {
 	if err := os.WriteFile(path, []byte(example), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := readServeConfigFile(path)
+	cfg, err := serveconfig.Load(path)
 	if err != nil {
 		t.Fatalf("README example: %v", err)
 	}

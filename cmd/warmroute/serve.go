@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/extproc"
 	"github.com/warmroute/warmroute/index/ttl"
 )
@@ -59,7 +59,7 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 // router is the wiring of `warmroute serve`: the ext_proc gRPC server with its
 // health service, and the admin HTTP server.
 type router struct {
-	cfg    api.ServeConfig
+	cfg    serveconfig.Config
 	log    *slog.Logger
 	grpc   *grpc.Server
 	health *health.Server
@@ -72,7 +72,7 @@ type router struct {
 	reg    prometheus.Registerer
 }
 
-func newRouter(cfg api.ServeConfig, log *slog.Logger) (*router, error) {
+func newRouter(cfg serveconfig.Config, log *slog.Logger) (*router, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	link, share := &eventsLink{}, &predictionLink{}
@@ -84,16 +84,12 @@ func newRouter(cfg api.ServeConfig, log *slog.Logger) (*router, error) {
 	if err != nil {
 		return nil, err
 	}
-	proc, err := extproc.New(pipe.scorer, extproc.Options{
-		MaxBodyBytes:           cfg.MaxBodyBytes,
-		DisableDecisionHeader:  cfg.DisableDecisionHeader,
-		DisableResponseParsing: cfg.DisableResponseParsing,
-		MaxResponseBytes:       cfg.MaxResponseBytes,
-	}, reg, log)
+	proc, err := extproc.New(pipe.scorer, extproc.Options{Config: cfg.Proxy}, reg, log)
 	if err != nil {
 		return nil, fmt.Errorf("creating ext_proc server: %w", err)
 	}
-	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(cfg.MaxGRPCMessageBytes), grpc.MaxSendMsgSize(cfg.MaxGRPCMessageBytes)}
+	maxMsg := cfg.Proxy.MaxGRPCMessageBytes()
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}
 	tlsCfg, err := serverTLS(cfg.TLS)
 	if err != nil {
 		return nil, err

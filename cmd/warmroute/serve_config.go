@@ -4,18 +4,178 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"slices"
+	"strconv"
 	"strings"
-
-	"sigs.k8s.io/yaml"
+	"time"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/index/ttl"
+	"github.com/warmroute/warmroute/scorer"
 )
 
-// endpointsFlag collects repeated --endpoints MODEL=IP:PORT,IP:PORT values.
-type endpointsFlag []api.PoolConfig
+// serveOnly are serve's flags that are not configuration settings: where
+// the file is, how to log, and the tokenizer shorthand that needs the pools
+// the other flags define.
+type serveOnly struct {
+	configPath string
+	logLevel   string
+	tokenizers tokenizerFlag
+	tokMode    string
+}
 
-func (f *endpointsFlag) String() string { return fmt.Sprint(*f) }
+// bindServeFlags binds every flag of `warmroute serve` straight into the
+// field of cfg it sets, with that field's current value as the flag's
+// default: bound to a file's configuration, a flag that is not given leaves
+// the file's value; bound to the defaults, -h shows them.
+func bindServeFlags(fs *flag.FlagSet, cfg *serveconfig.Config, o *serveOnly) {
+	fs.StringVar(&o.configPath, "config", "", "YAML configuration file (every setting is in the README's reference)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	bindServerFlags(fs, cfg)
+	bindRoutingFlags(fs, cfg, o)
+	bindEventFlags(fs, cfg)
+	bindTTLFlags(fs, cfg)
+}
+
+func bindServerFlags(fs *flag.FlagSet, c *serveconfig.Config) {
+	fs.StringVar(&c.GRPCAddr, "grpc-addr", c.GRPCAddr, "ext_proc gRPC listen address")
+	fs.StringVar(&c.AdminAddr, "admin-addr", c.AdminAddr, "admin HTTP listen address (/metrics, /healthz, /readyz, /debug)")
+	fs.StringVar(&c.TLS.CertFile, "tls-cert", c.TLS.CertFile, "PEM certificate for the gRPC listener")
+	fs.StringVar(&c.TLS.KeyFile, "tls-key", c.TLS.KeyFile, "PEM private key for the gRPC listener")
+	fs.BoolVar(&c.TLS.SelfSigned, "tls-self-signed", c.TLS.SelfSigned, "serve gRPC with a generated self-signed certificate (development)")
+	durationVar(fs, &c.ShutdownGrace, "shutdown-grace", "how long a graceful shutdown waits for open streams")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted request body; larger gets 413")
+	fs.BoolVar(&c.DisableDecisionHeader, "disable-decision-header", c.DisableDecisionHeader, "do not add x-warmroute-decision")
+}
+
+func bindRoutingFlags(fs *flag.FlagSet, c *serveconfig.Config, o *serveOnly) {
+	fs.Var(&endpointsFlag{pools: &c.Pools}, "endpoints", "MODEL=IP:PORT[,IP:PORT...]: a pool named MODEL (repeatable; replaces the file's pools)")
+	fs.StringVar(&c.DefaultPool, "default-pool", c.DefaultPool, "pool for unknown models and requests without a model")
+	fs.IntVar(&c.Fallbacks, "fallbacks", c.Fallbacks, "further endpoints listed after the chosen one")
+	fs.Var(&o.tokenizers, "tokenizer", "POOL=DIR: tokenizer.json directory enabling prefix routing for POOL (repeatable)")
+	fs.StringVar(&o.tokMode, "tokenizer-mode", "", "mode for --tokenizer pools: local, remote or drift (default local)")
+	fs.IntVar(&c.Index.BlockSize, "block-size", c.Index.BlockSize, "engines' KV block size in tokens")
+	fs.Int64Var(&c.Index.MaxBytes, "index-max-bytes", c.Index.MaxBytes, "prefix index memory bound in bytes")
+	durationVar(fs, &c.Index.Grace, "index-grace", "how long expired predictions wait for a late confirmation")
+	s := &c.Scoring
+	fs.Var(weightFlag{&s.PrefixWeight}, "prefix-weight", "weight of the cached-prefix score")
+	fs.Var(weightFlag{&s.LoadWeight}, "load-weight", "weight of router-tracked load")
+	fs.Var(weightFlag{&s.EngineLoadWeight}, "engine-load-weight", "weight of engine load gauges")
+	fs.Var(weightFlag{&s.HerdMargin}, "herd-margin", "in-flight requests above the least loaded before a prefix is discounted")
+	fs.Var(weightFlag{&s.TieEpsilon}, "tie-epsilon", "scores within this of the best are chosen among at random")
+}
+
+func bindEventFlags(fs *flag.FlagSet, c *serveconfig.Config) {
+	e := &c.Events
+	fs.BoolVar(&e.Disabled, "no-events", e.Disabled, "do not ingest KV events (no NATS, no discovery)")
+	fs.StringVar(&e.URL, "nats", e.URL, "external NATS URL(s), comma-separated (default: run an embedded server)")
+	fs.StringVar(&e.CredsFile, "nats-creds", e.CredsFile, "NATS credentials file")
+	fs.StringVar(&e.NKeySeedFile, "nats-nkey", e.NKeySeedFile, "NATS NKey seed file")
+	fs.StringVar(&e.TLS.CAFile, "nats-ca", e.TLS.CAFile, "NATS TLS CA file")
+	fs.StringVar(&e.TLS.CertFile, "nats-cert", e.TLS.CertFile, "NATS TLS client certificate")
+	fs.StringVar(&e.TLS.KeyFile, "nats-key", e.TLS.KeyFile, "NATS TLS client key")
+	fs.StringVar(&e.Listen, "nats-listen", e.Listen, "embedded NATS listen address")
+	fs.BoolVar(&e.JetStream.Enabled, "jetstream", e.JetStream.Enabled, "retain events in a JetStream stream and replay it at start-up")
+	durationVar(fs, &e.JetStream.MaxAge, "jetstream-max-age", "how long the stream retains events")
+	fs.StringVar(&e.JetStream.StoreDir, "jetstream-dir", e.JetStream.StoreDir, "embedded JetStream store directory (default: temporary)")
+	fs.IntVar(&e.HeartbeatMisses, "heartbeat-misses", e.HeartbeatMisses, "missed relay heartbeats before an endpoint is judged silent and expires")
+	fs.BoolVar(&e.Predictions.Share, "share-predictions", e.Predictions.Share,
+		"share speculative predictions with the other router replicas over NATS (turn on for every replica)")
+}
+
+func bindTTLFlags(fs *flag.FlagSet, c *serveconfig.Config) {
+	t := &c.TTL
+	fs.Var(ttlModeFlag{&t.Mode}, "ttl-mode", "speculative TTL mode: static, advise or adaptive")
+	durationVar(fs, &t.Static, "ttl", "static speculative TTL, and the adaptive starting value")
+	fs.StringVar(&t.Percentile, "ttl-percentile", t.Percentile, "confirmation latency percentile the TTL covers: p95, p99, max")
+	durationVar(fs, &t.Jitter, "ttl-jitter", "slack added to the percentile with the observed backlog; also the adaptive floor and dead band")
+	durationVar(fs, &t.MaxStale, "ttl-max-stale", "cap on the TTL: the longest a failed prediction may steer routing")
+	fs.IntVar(&t.MinSamples, "ttl-min-samples", t.MinSamples, "confirmations before advice (and resolved blocks before trust) is believed")
+	durationVar(fs, &t.Interval, "ttl-interval", "how often advice is recomputed and an adaptive TTL moved")
+	durationVar(fs, &t.Step, "ttl-step", "largest adaptive move per interval")
+}
+
+// parseServeConfig reads the file named by --config, applies the flags that
+// were given, fills defaults and validates. Flags are parsed twice: first to
+// find the file (and report usage errors), then bound into the file's
+// configuration so that only the flags given override it.
+func parseServeConfig(args []string, stderr io.Writer) (serveconfig.Config, string, error) {
+	shown := serveconfig.Config{}.WithDefaults()
+	fs, first := newServeFlagSet(stderr, &shown)
+	if err := fs.Parse(args); err != nil {
+		return serveconfig.Config{}, "", err
+	}
+	if fs.NArg() > 0 {
+		return serveconfig.Config{}, "", fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+	}
+	var cfg serveconfig.Config
+	if first.configPath != "" {
+		var err error
+		if cfg, err = serveconfig.Load(first.configPath); err != nil {
+			return serveconfig.Config{}, "", err
+		}
+	}
+	fs, o := newServeFlagSet(io.Discard, &cfg)
+	if err := fs.Parse(args); err != nil { // parsed once already: cannot fail
+		return serveconfig.Config{}, "", err
+	}
+	if err := applyTokenizerFlags(&cfg, o); err != nil {
+		return serveconfig.Config{}, "", err
+	}
+	if err := cfg.Validate(); err != nil {
+		return serveconfig.Config{}, "", fmt.Errorf("invalid configuration: %w", err)
+	}
+	return cfg.WithDefaults(), o.logLevel, nil
+}
+
+func newServeFlagSet(stderr io.Writer, cfg *serveconfig.Config) (*flag.FlagSet, *serveOnly) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &serveOnly{}
+	bindServeFlags(fs, cfg, o)
+	return fs, o
+}
+
+// applyTokenizerFlags runs after every other flag, so --tokenizer applies to
+// the pools that --endpoints defined whatever the flags' order.
+func applyTokenizerFlags(cfg *serveconfig.Config, o *serveOnly) error {
+	for pool, dir := range o.tokenizers {
+		i := slices.IndexFunc(cfg.Pools, func(pc scorer.PoolConfig) bool { return pc.Name == pool })
+		if i < 0 {
+			return fmt.Errorf("--tokenizer %s: no such pool", pool)
+		}
+		cfg.Pools[i].Tokenizer.Dir = dir
+		if o.tokMode != "" {
+			cfg.Pools[i].Tokenizer.Mode = o.tokMode
+		}
+	}
+	return nil
+}
+
+// durationVar binds an api.Duration (the configuration's duration type,
+// which reads "1.5s" from YAML) like flag.DurationVar.
+func durationVar(fs *flag.FlagSet, d *api.Duration, name, usage string) {
+	fs.DurationVar((*time.Duration)(d), name, d.D(), usage)
+}
+
+// endpointsFlag binds repeated --endpoints MODEL=IP:PORT,IP:PORT values to
+// the pools: the first replaces the file's pools, later ones add pools.
+type endpointsFlag struct {
+	pools *[]scorer.PoolConfig
+	set   bool
+}
+
+func (f *endpointsFlag) String() string {
+	if f.pools == nil {
+		return ""
+	}
+	names := make([]string, len(*f.pools))
+	for i, p := range *f.pools {
+		names[i] = p.Name + "=" + strings.Join(p.Endpoints, ",")
+	}
+	return strings.Join(names, " ")
+}
 
 func (f *endpointsFlag) Set(v string) error {
 	name, list, ok := strings.Cut(v, "=")
@@ -28,122 +188,58 @@ func (f *endpointsFlag) Set(v string) error {
 			eps = append(eps, ep)
 		}
 	}
-	*f = append(*f, api.PoolConfig{Name: name, Endpoints: eps})
+	if !f.set {
+		*f.pools, f.set = nil, true
+	}
+	*f.pools = append(*f.pools, scorer.PoolConfig{Name: name, Endpoints: eps})
 	return nil
 }
 
-// serveFlags are the command-line settings of `warmroute serve`; each one that
-// is given overrides the configuration file.
-type serveFlags struct {
-	configPath  string
-	logLevel    string
-	overrides   api.ServeConfig
-	endpoints   endpointsFlag
-	pipeline    pipelineFlags
-	events      eventsFlags     // serve_events.go
-	ttl         ttlFlags        // serve_ttl.go
-	predictions predictionFlags // serve_predictions.go
+// tokenizerFlag collects repeated --tokenizer POOL=DIR values.
+type tokenizerFlag map[string]string
+
+func (f *tokenizerFlag) String() string { return fmt.Sprint(map[string]string(*f)) }
+
+func (f *tokenizerFlag) Set(v string) error {
+	pool, dir, ok := strings.Cut(v, "=")
+	if !ok || pool == "" || dir == "" {
+		return fmt.Errorf("want POOL=DIR, got %q", v)
+	}
+	if *f == nil {
+		*f = tokenizerFlag{}
+	}
+	(*f)[pool] = dir
+	return nil
 }
 
-func newServeFlagSet(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	f := &serveFlags{}
-	o := &f.overrides
-	fs.StringVar(&f.configPath, "config", "", "YAML configuration file (schema: api.ServeConfig)")
-	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.StringVar(&o.GRPCAddr, "grpc-addr", "", "ext_proc gRPC listen address (default "+api.DefaultGRPCAddr+")")
-	fs.StringVar(&o.AdminAddr, "admin-addr", "", "admin HTTP listen address (default "+api.DefaultAdminAddr+")")
-	fs.Var(&f.endpoints, "endpoints", "MODEL=IP:PORT[,IP:PORT...]: a pool named MODEL (repeatable; replaces the file's pools)")
-	fs.StringVar(&o.DefaultPool, "default-pool", "", "pool for unknown models and requests without a model")
-	fs.Int64Var(&o.MaxBodyBytes, "max-body-bytes", 0, "largest accepted request body; larger gets 413 (default 8 MiB)")
-	fs.IntVar(&o.Fallbacks, "fallbacks", 0, "further endpoints listed after the chosen one")
-	fs.BoolVar(&o.DisableDecisionHeader, "disable-decision-header", false, "do not add x-warmroute-decision")
-	fs.BoolVar(&o.DisableResponseParsing, "disable-response-parsing", false, "do not read usage from response bodies")
-	fs.Int64Var(&o.MaxResponseBytes, "max-response-bytes", 0, "largest non-streaming response buffered to read its usage (default 1 MiB)")
-	fs.StringVar(&o.TLS.CertFile, "tls-cert", "", "PEM certificate for the gRPC listener")
-	fs.StringVar(&o.TLS.KeyFile, "tls-key", "", "PEM private key for the gRPC listener")
-	fs.BoolVar(&o.TLS.SelfSigned, "tls-self-signed", false, "serve gRPC with a generated self-signed certificate (development)")
-	addPipelineFlags(fs, &f.pipeline)
-	f.events.register(fs)
-	f.ttl.register(fs)
-	f.predictions.register(fs)
-	return fs, f
+// weightFlag binds an optional scoring weight: nil is the default, and an
+// explicit 0 is kept.
+type weightFlag struct{ p **float64 }
+
+func (f weightFlag) String() string {
+	if f.p == nil || *f.p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(**f.p, 'g', -1, 64)
 }
 
-// parseServeConfig reads the file named by --config, applies the flags that
-// were set, fills defaults and validates.
-func parseServeConfig(args []string, stderr io.Writer) (api.ServeConfig, string, error) {
-	fs, f := newServeFlagSet(stderr)
-	if err := fs.Parse(args); err != nil {
-		return api.ServeConfig{}, "", err
-	}
-	if fs.NArg() > 0 {
-		return api.ServeConfig{}, "", fmt.Errorf("serve: unexpected arguments %q", fs.Args())
-	}
-	var cfg api.ServeConfig
-	if f.configPath != "" {
-		var err error
-		if cfg, err = readServeConfigFile(f.configPath); err != nil {
-			return api.ServeConfig{}, "", err
-		}
-	}
-	fs.Visit(func(fl *flag.Flag) { applyServeFlag(&cfg, f, fl.Name) })
-	if err := applyTokenizerFlags(&cfg, &f.pipeline); err != nil {
-		return api.ServeConfig{}, "", err
-	}
-	if err := cfg.Validate(); err != nil {
-		return api.ServeConfig{}, "", fmt.Errorf("invalid configuration: %w", err)
-	}
-	return cfg.WithDefaults(), f.logLevel, nil
-}
-
-func applyServeFlag(cfg *api.ServeConfig, f *serveFlags, name string) {
-	o := f.overrides
-	switch name {
-	case "grpc-addr":
-		cfg.GRPCAddr = o.GRPCAddr
-	case "admin-addr":
-		cfg.AdminAddr = o.AdminAddr
-	case "endpoints":
-		cfg.Pools = f.endpoints
-	case "default-pool":
-		cfg.DefaultPool = o.DefaultPool
-	case "max-body-bytes":
-		cfg.MaxBodyBytes = o.MaxBodyBytes
-	case "fallbacks":
-		cfg.Fallbacks = o.Fallbacks
-	case "disable-decision-header":
-		cfg.DisableDecisionHeader = o.DisableDecisionHeader
-	case "disable-response-parsing":
-		cfg.DisableResponseParsing = o.DisableResponseParsing
-	case "max-response-bytes":
-		cfg.MaxResponseBytes = o.MaxResponseBytes
-	case "tls-cert":
-		cfg.TLS.CertFile = o.TLS.CertFile
-	case "tls-key":
-		cfg.TLS.KeyFile = o.TLS.KeyFile
-	case "tls-self-signed":
-		cfg.TLS.SelfSigned = o.TLS.SelfSigned
-	default:
-		// Each group reports whether the flag was its own.
-		switch {
-		case applyPipelineFlag(cfg, &f.pipeline, name):
-		case f.events.apply(&cfg.Events, name):
-		case f.ttl.apply(&cfg.TTL, name):
-		case f.predictions.apply(&cfg.Events.Predictions, name):
-		}
-	}
-}
-
-func readServeConfigFile(path string) (api.ServeConfig, error) {
-	var cfg api.ServeConfig
-	b, err := os.ReadFile(path)
+func (f weightFlag) Set(v string) error {
+	x, err := strconv.ParseFloat(v, 64)
 	if err != nil {
-		return cfg, fmt.Errorf("reading config: %w", err)
+		return fmt.Errorf("want a number, got %q", v)
 	}
-	if err := yaml.UnmarshalStrict(b, &cfg); err != nil {
-		return cfg, fmt.Errorf("parsing config %s: %w", path, err)
-	}
-	return cfg, nil
+	*f.p = scorer.Float(x)
+	return nil
 }
+
+// ttlModeFlag binds ttl.Mode, a string type.
+type ttlModeFlag struct{ p *ttl.Mode }
+
+func (f ttlModeFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return string(*f.p)
+}
+
+func (f ttlModeFlag) Set(v string) error { *f.p = ttl.Mode(v); return nil }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/scorer"
 )
@@ -30,7 +29,7 @@ func newDebugMux(t testing.TB) *http.ServeMux {
 	if _, err := ix.Speculate("b:1", keys, 1, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	pools := scorer.NewPools([]api.PoolConfig{{Name: "m", Endpoints: []string{"a:1", "b:1"}}}, "")
+	pools := scorer.NewPools([]scorer.PoolConfig{{Name: "m", Endpoints: []string{"a:1", "b:1"}}}, "")
 	r := &router{pipe: &pipeline{index: ix, pools: pools}}
 	mux := http.NewServeMux()
 	r.mountDebug(mux)

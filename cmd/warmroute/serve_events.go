@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -15,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/events"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/scorer"
@@ -39,7 +39,7 @@ type eventsRuntime struct {
 
 // startEvents connects serve to its event streams (see api.EventsConfig) and
 // starts following them into ix and pools until ctx ends or Close.
-func startEvents(ctx context.Context, cfg api.ServeConfig, ix *index.Index, pools *scorer.Pools,
+func startEvents(ctx context.Context, cfg serveconfig.Config, ix *index.Index, pools *scorer.Pools,
 	reg prometheus.Registerer, log *slog.Logger) (*eventsRuntime, error) {
 	ec := cfg.Events.WithDefaults()
 	rt := &eventsRuntime{log: log, done: make(chan struct{})}
@@ -74,7 +74,7 @@ func startEvents(ctx context.Context, cfg api.ServeConfig, ix *index.Index, pool
 
 // subscriberConfig follows the configured models, or every model when no
 // pool is configured so that discovery alone can populate the router.
-func subscriberConfig(cfg api.ServeConfig, ec api.EventsConfig) events.SubscriberConfig {
+func subscriberConfig(cfg serveconfig.Config, ec api.EventsConfig) events.SubscriberConfig {
 	sc := events.SubscriberConfig{QueueSize: ec.QueueSize, ExpireMisses: ec.HeartbeatMisses}
 	for _, p := range cfg.Pools {
 		sc.Models = append(append(sc.Models, p.Name), p.Models...)
@@ -190,67 +190,4 @@ func (rt *eventsRuntime) Close() {
 			_ = os.RemoveAll(rt.tempDir)
 		}
 	})
-}
-
-// eventsFlags are serve's event flags; like every serve flag, a flag that is
-// given overrides the configuration file.
-type eventsFlags struct {
-	o      api.EventsConfig
-	maxAge time.Duration
-}
-
-func (e *eventsFlags) register(fs *flag.FlagSet) {
-	o := &e.o
-	fs.BoolVar(&o.Disabled, "no-events", false, "do not ingest KV events (no NATS, no discovery)")
-	fs.StringVar(&o.URL, "nats", "", "external NATS URL(s), comma-separated (default: run an embedded server)")
-	fs.StringVar(&o.CredsFile, "nats-creds", "", "NATS credentials file")
-	fs.StringVar(&o.NKeySeedFile, "nats-nkey", "", "NATS NKey seed file")
-	fs.StringVar(&o.TLS.CAFile, "nats-ca", "", "NATS TLS CA file")
-	fs.StringVar(&o.TLS.CertFile, "nats-cert", "", "NATS TLS client certificate")
-	fs.StringVar(&o.TLS.KeyFile, "nats-key", "", "NATS TLS client key")
-	fs.StringVar(&o.Listen, "nats-listen", "", "embedded NATS listen address (default "+api.DefaultEventsListen+")")
-	fs.BoolVar(&o.JetStream.Enabled, "jetstream", false, "retain events in a JetStream stream and replay it at start-up")
-	fs.StringVar(&o.JetStream.Stream, "jetstream-stream", "", "JetStream stream name (default "+api.DefaultEventsStream+")")
-	fs.DurationVar(&e.maxAge, "jetstream-max-age", 0, "how long the stream retains events (default 10m)")
-	fs.StringVar(&o.JetStream.StoreDir, "jetstream-dir", "", "embedded JetStream store directory (default: temporary)")
-	fs.IntVar(&o.QueueSize, "events-queue", 0, "messages queued between NATS and the index (default 65536)")
-	fs.IntVar(&o.HeartbeatMisses, "heartbeat-misses", 0, "missed relay heartbeats before an endpoint expires (default 3)")
-}
-
-// apply copies flag name onto cfg; it reports false for other flags.
-func (e *eventsFlags) apply(cfg *api.EventsConfig, name string) bool {
-	o := e.o
-	switch name {
-	case "no-events":
-		cfg.Disabled = o.Disabled
-	case "nats":
-		cfg.URL = o.URL
-	case "nats-creds":
-		cfg.CredsFile = o.CredsFile
-	case "nats-nkey":
-		cfg.NKeySeedFile = o.NKeySeedFile
-	case "nats-ca":
-		cfg.TLS.CAFile = o.TLS.CAFile
-	case "nats-cert":
-		cfg.TLS.CertFile = o.TLS.CertFile
-	case "nats-key":
-		cfg.TLS.KeyFile = o.TLS.KeyFile
-	case "nats-listen":
-		cfg.Listen = o.Listen
-	case "jetstream":
-		cfg.JetStream.Enabled = o.JetStream.Enabled
-	case "jetstream-stream":
-		cfg.JetStream.Stream = o.JetStream.Stream
-	case "jetstream-max-age":
-		cfg.JetStream.MaxAge = api.Duration(e.maxAge)
-	case "jetstream-dir":
-		cfg.JetStream.StoreDir = o.JetStream.StoreDir
-	case "events-queue":
-		cfg.QueueSize = o.QueueSize
-	case "heartbeat-misses":
-		cfg.HeartbeatMisses = o.HeartbeatMisses
-	default:
-		return false
-	}
-	return true
 }

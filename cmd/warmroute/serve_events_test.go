@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"log/slog"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/events"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/scorer"
@@ -39,7 +39,7 @@ type evRouter struct {
 
 func startTestEvents(t *testing.T, ec api.EventsConfig) *evRouter {
 	t.Helper()
-	cfg := api.ServeConfig{Pools: []api.PoolConfig{{Name: evModel, Endpoints: []string{evStatic}}}, Events: ec}
+	cfg := serveconfig.Config{Pools: []scorer.PoolConfig{{Name: evModel, Endpoints: []string{evStatic}}}, Events: ec}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -275,46 +275,9 @@ func TestStartEventsDisabled(t *testing.T) {
 
 func TestStartEventsBadListen(t *testing.T) {
 	ix, _ := index.New(index.Options{})
-	_, err := startEvents(context.Background(), api.ServeConfig{Events: api.EventsConfig{Listen: "127.0.0.1:notaport"}},
+	_, err := startEvents(context.Background(), serveconfig.Config{Events: api.EventsConfig{Listen: "127.0.0.1:notaport"}},
 		ix, scorer.NewPools(nil, ""), nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil {
 		t.Fatal("startEvents with a bad listen port succeeded")
-	}
-}
-
-func TestEventsFlags(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		want api.EventsConfig
-	}{
-		{"none", nil, api.EventsConfig{}},
-		{"external", []string{"--nats", "nats://n:4222", "--nats-creds", "u.creds", "--nats-ca", "ca.pem"},
-			api.EventsConfig{URL: "nats://n:4222", CredsFile: "u.creds", TLS: api.NATSTLSConfig{CAFile: "ca.pem"}}},
-		{"embedded jetstream", []string{"--nats-listen", "0.0.0.0:4222", "--jetstream", "--jetstream-max-age", "90s",
-			"--jetstream-dir", "/var/lib/wr", "--jetstream-stream", "S"},
-			api.EventsConfig{Listen: "0.0.0.0:4222", JetStream: api.JetStreamConfig{Enabled: true, Stream: "S",
-				MaxAge: api.Duration(90 * time.Second), StoreDir: "/var/lib/wr"}}},
-		{"tuning", []string{"--events-queue", "10", "--heartbeat-misses", "5", "--no-events"},
-			api.EventsConfig{QueueSize: 10, HeartbeatMisses: 5, Disabled: true}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("t", flag.ContinueOnError)
-			var e eventsFlags
-			e.register(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			var got api.EventsConfig
-			fs.Visit(func(f *flag.Flag) {
-				if !e.apply(&got, f.Name) {
-					t.Errorf("flag %s not applied", f.Name)
-				}
-			})
-			if got != tc.want {
-				t.Fatalf("config = %+v, want %+v", got, tc.want)
-			}
-		})
 	}
 }

@@ -7,27 +7,28 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/scorer"
 )
 
 func TestPipelineFlags(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    []string
-		check   func(t *testing.T, c api.ServeConfig)
+		check   func(t *testing.T, c serveconfig.Config)
 		wantErr string
 	}{
-		{name: "defaults", args: []string{"--endpoints", "m=10.0.0.1:8000"}, check: func(t *testing.T, c api.ServeConfig) {
-			if c.Index.BlockSize != 16 || c.Pools[0].Tokenizer.Enabled() || c.Scoring.LoadWeight != nil {
+		{name: "defaults", args: []string{"--endpoints", "m=10.0.0.1:8000"}, check: func(t *testing.T, c serveconfig.Config) {
+			if c.Index.BlockSize != 16 || c.Pools[0].Tokenizer.Enabled() || *c.Scoring.LoadWeight != scorer.DefaultLoadWeight {
 				t.Fatalf("config %+v", c)
 			}
 		}},
-		{name: "tokenizer after endpoints", args: []string{"--tokenizer", "m=/tok", "--tokenizer-mode", "drift", "--endpoints", "m=10.0.0.1:8000"}, check: func(t *testing.T, c api.ServeConfig) {
-			if tc := c.Pools[0].Tokenizer; tc.Dir != "/tok" || tc.Mode != api.TokenizerDrift {
+		{name: "tokenizer after endpoints", args: []string{"--tokenizer", "m=/tok", "--tokenizer-mode", "drift", "--endpoints", "m=10.0.0.1:8000"}, check: func(t *testing.T, c serveconfig.Config) {
+			if tc := c.Pools[0].Tokenizer; tc.Dir != "/tok" || tc.Mode != scorer.TokenizerDrift {
 				t.Fatalf("tokenizer %+v", tc)
 			}
 		}},
-		{name: "scoring and index", args: []string{"--endpoints", "m=10.0.0.1:8000", "--load-weight", "0", "--herd-margin", "2", "--block-size", "32", "--index-grace", "3s"}, check: func(t *testing.T, c api.ServeConfig) {
+		{name: "scoring and index", args: []string{"--endpoints", "m=10.0.0.1:8000", "--load-weight", "0", "--herd-margin", "2", "--block-size", "32", "--index-grace", "3s"}, check: func(t *testing.T, c serveconfig.Config) {
 			if *c.Scoring.LoadWeight != 0 || *c.Scoring.HerdMargin != 2 || c.Index.BlockSize != 32 || c.Index.Grace.D().Seconds() != 3 {
 				t.Fatalf("config %+v", c)
 			}
@@ -56,16 +57,16 @@ func TestPipelineFlags(t *testing.T) {
 func TestNewPipeline(t *testing.T) {
 	tests := []struct {
 		name    string
-		pools   []api.PoolConfig
+		pools   []scorer.PoolConfig
 		wantErr string
 	}{
-		{name: "load only", pools: []api.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}},
-		{name: "remote tokenizer", pools: []api.PoolConfig{{Name: "m", Tokenizer: api.TokenizerConfig{Mode: api.TokenizerRemote}}}},
-		{name: "missing tokenizer dir", pools: []api.PoolConfig{{Name: "m", Tokenizer: api.TokenizerConfig{Dir: t.TempDir()}}}, wantErr: `pool "m"`},
+		{name: "load only", pools: []scorer.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}},
+		{name: "remote tokenizer", pools: []scorer.PoolConfig{{Name: "m", Tokenizer: scorer.TokenizerConfig{Mode: scorer.TokenizerRemote}}}},
+		{name: "missing tokenizer dir", pools: []scorer.PoolConfig{{Name: "m", Tokenizer: scorer.TokenizerConfig{Dir: t.TempDir()}}}, wantErr: `pool "m"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := api.ServeConfig{Pools: tt.pools}.WithDefaults()
+			cfg := serveconfig.Config{Pools: tt.pools}.WithDefaults()
 			p, err := newPipeline(cfg, prometheus.NewRegistry(), pipelineHooks{})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -11,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/events"
 	"github.com/warmroute/warmroute/index"
 )
@@ -44,7 +43,7 @@ type predictionsRuntime struct {
 // startPredictions shares ix's predictions with the other replicas when
 // events.predictions.share is set (and events are on), replaying the
 // prediction stream when JetStream is enabled too.
-func startPredictions(ctx context.Context, cfg api.ServeConfig, ev *eventsRuntime, ix *index.Index,
+func startPredictions(ctx context.Context, cfg serveconfig.Config, ev *eventsRuntime, ix *index.Index,
 	link *predictionLink, reg prometheus.Registerer, log *slog.Logger) (*predictionsRuntime, error) {
 	pc := cfg.Events.Predictions.WithDefaults()
 	rt := &predictionsRuntime{done: make(chan struct{})}
@@ -57,7 +56,7 @@ func startPredictions(ctx context.Context, cfg api.ServeConfig, ev *eventsRuntim
 		return rt, nil
 	}
 	tc := cfg.TTL.WithDefaults()
-	sc := events.PredictionsConfig{Replica: events.NewReplicaID(tc.Replica), QueueSize: pc.QueueSize,
+	sc := events.PredictionsConfig{Replica: events.NewReplicaID(replicaName()), QueueSize: pc.QueueSize,
 		MaxTTL: tc.MaxStale.D()}
 	if cfg.Events.JetStream.Enabled {
 		sc.Stream = pc.Stream
@@ -109,31 +108,4 @@ func (rt *predictionsRuntime) Close() {
 		}
 		<-rt.done
 	})
-}
-
-// predictionFlags are serve's prediction-sharing flags.
-type predictionFlags struct{ o api.PredictionsConfig }
-
-func (p *predictionFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&p.o.Share, "share-predictions", false,
-		"share speculative predictions with the other router replicas over NATS (turn on for every replica)")
-	fs.IntVar(&p.o.QueueSize, "predictions-queue", 0,
-		fmt.Sprintf("predictions queued for publishing or applying before drops (default %d)", api.DefaultPredictionsQueue))
-	fs.StringVar(&p.o.Stream, "predictions-stream", "",
-		"JetStream stream retaining predictions for restarting replicas, with --jetstream (default "+api.DefaultPredictionsStream+")")
-}
-
-// apply copies flag name onto cfg; it reports false for other flags.
-func (p *predictionFlags) apply(cfg *api.PredictionsConfig, name string) bool {
-	switch name {
-	case "share-predictions":
-		cfg.Share = p.o.Share
-	case "predictions-queue":
-		cfg.QueueSize = p.o.QueueSize
-	case "predictions-stream":
-		cfg.Stream = p.o.Stream
-	default:
-		return false
-	}
-	return true
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 	"log/slog"
 	"testing"
@@ -11,40 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/index"
 )
-
-func TestPredictionFlags(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		want api.PredictionsConfig
-	}{
-		{"none", nil, api.PredictionsConfig{}},
-		{"share", []string{"--share-predictions"}, api.PredictionsConfig{Share: true}},
-		{"tuned", []string{"--share-predictions", "--predictions-queue", "64", "--predictions-stream", "P"},
-			api.PredictionsConfig{Share: true, QueueSize: 64, Stream: "P"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("t", flag.ContinueOnError)
-			var p predictionFlags
-			p.register(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			var got api.PredictionsConfig
-			fs.Visit(func(f *flag.Flag) {
-				if !p.apply(&got, f.Name) {
-					t.Errorf("flag %s not applied", f.Name)
-				}
-			})
-			if got != tc.want {
-				t.Fatalf("config = %+v, want %+v", got, tc.want)
-			}
-		})
-	}
-}
 
 // shareRouter is one replica's events runtime, index and prediction share.
 type shareRouter struct {
@@ -56,7 +24,7 @@ type shareRouter struct {
 func startShare(t *testing.T, ec api.EventsConfig) *shareRouter {
 	t.Helper()
 	r := &shareRouter{ev: startTestEvents(t, ec), link: &predictionLink{}}
-	cfg := api.ServeConfig{Events: ec}.WithDefaults()
+	cfg := serveconfig.Config{Events: ec}.WithDefaults()
 	pr, err := startPredictions(context.Background(), cfg, r.ev.rt, r.ev.ix, r.link, prometheus.NewRegistry(),
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

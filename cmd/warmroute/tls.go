@@ -12,11 +12,11 @@ import (
 	"net"
 	"time"
 
-	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 )
 
 // serverTLS returns the gRPC listener's TLS configuration, or nil when TLS is off.
-func serverTLS(c api.TLSConfig) (*tls.Config, error) {
+func serverTLS(c serveconfig.TLSConfig) (*tls.Config, error) {
 	if !c.Enabled() {
 		return nil, nil
 	}

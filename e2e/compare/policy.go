@@ -3,6 +3,8 @@ package main
 import (
 	"time"
 
+	"github.com/warmroute/warmroute/index/ttl"
+
 	"github.com/warmroute/warmroute/api"
 )
 
@@ -39,7 +41,7 @@ type adaptiveTuning struct {
 // router (Direct).
 type routerPlan struct {
 	Prefix bool
-	TTL    api.TTLConfig
+	TTL    ttl.Config
 	Direct bool
 }
 
@@ -47,26 +49,25 @@ type routerPlan struct {
 // scenario's advise run (used by the advised policy only); minSamples sizes
 // the controller's windows for short runs.
 func planFor(policy string, advised time.Duration, minSamples int, tune adaptiveTuning) routerPlan {
-	ttl := api.TTLConfig{MinSamples: minSamples}
+	tc := ttl.Config{MinSamples: minSamples}
 	switch policy {
 	case policyLoad:
-		return routerPlan{TTL: ttl}
+		return routerPlan{TTL: tc}
 	case policyConfirmed:
-		ttl.Static, ttl.Min = api.Duration(noSpeculation), api.Duration(noSpeculation)
+		tc.Static = api.Duration(noSpeculation)
 	case policyStatic:
-		ttl.Static = api.Duration(api.DefaultTTLStatic)
+		tc.Static = api.Duration(ttl.DefaultStatic)
 	case policyAdvised:
-		ttl.Static = api.Duration(advised)
-		ttl.Min = api.Duration(min(advised, api.DefaultTTLMin))
+		tc.Static = api.Duration(advised)
 	case policyAdaptive:
-		ttl.Mode = api.TTLModeAdaptive
-		ttl.Interval, ttl.Step = api.Duration(tune.Interval), api.Duration(tune.Step)
+		tc.Mode = ttl.ModeAdaptive
+		tc.Interval, tc.Step = api.Duration(tune.Interval), api.Duration(tune.Step)
 	case policyOracle:
 		return routerPlan{Direct: true}
 	case modeAdvise:
-		ttl.Mode = api.TTLModeAdvise
+		tc.Mode = ttl.ModeAdvise
 	}
-	return routerPlan{Prefix: true, TTL: ttl}
+	return routerPlan{Prefix: true, TTL: tc}
 }
 
 // modeAdvise is the measuring run before the advised policy; it is not a
@@ -77,7 +78,7 @@ const modeAdvise = "advise-measure"
 // long before reading stale expiries.
 func (p routerPlan) maxTTL() time.Duration {
 	c := p.TTL.WithDefaults()
-	if c.Mode == api.TTLModeAdaptive {
+	if c.Mode == ttl.ModeAdaptive {
 		return c.MaxStale.D()
 	}
 	return c.Static.D()

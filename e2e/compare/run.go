@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/warmroute/warmroute/api"
-	"github.com/warmroute/warmroute/e2e/harness"
 	"github.com/warmroute/warmroute/index/ttl"
+
+	"github.com/warmroute/warmroute/e2e/harness"
 )
 
 // sweepSlack is added to the longest live TTL and the index grace before the
@@ -65,7 +65,7 @@ type adviceNote struct {
 
 func (a adviceNote) String() string {
 	if !a.Advice.Ready {
-		return fmt.Sprintf("advice not ready (%d samples); ran at the default %s", a.Advice.Samples, api.DefaultTTLStatic)
+		return fmt.Sprintf("advice not ready (%d samples); ran at the default %s", a.Advice.Samples, ttl.DefaultStatic)
 	}
 	return fmt.Sprintf("advised %s from p99 %s (+backlog %s, jitter %s), %d samples",
 		a.Advice.TTL.D(), a.Advice.P99.D(), a.Advice.Backlog.D(), a.Advice.Jitter.D(), a.Advice.Samples)
@@ -73,7 +73,7 @@ func (a adviceNote) String() string {
 
 func (r *runner) adviceTTL(a *adviceNote) time.Duration {
 	if a == nil || !a.Advice.Ready || a.Advice.TTL <= 0 {
-		return api.DefaultTTLStatic
+		return ttl.DefaultStatic
 	}
 	return a.Advice.TTL.D()
 }

@@ -9,9 +9,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/index"
+
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/envoy"
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/scorer"
 )
 
 // model is the one model every simulator serves.
@@ -104,7 +108,7 @@ func (s *stack) startSim(ctx context.Context, e env, dir string, sc scenario, i 
 	sim, err := harness.StartEventSim(ctx, e.Binary, dir, harness.EventSimOptions{
 		SimOptions: harness.SimOptions{ID: "sim-" + strconv.Itoa(i+1), Models: []string{model},
 			Args: append(args, sc.SimArgs...)},
-		BlockSize: api.DefaultBlockSize, Tokenizer: e.Tokenizer})
+		BlockSize: index.DefaultBlockSize, Tokenizer: e.Tokenizer})
 	if err != nil {
 		return err
 	}
@@ -118,13 +122,13 @@ func (s *stack) startSim(ctx context.Context, e env, dir string, sc scenario, i 
 // still exceeds the slowest scenario's event latency.
 const indexGrace = 2 * time.Second
 
-func routerConfig(e env, plan routerPlan, sims []string, grpcPort, adminPort int) api.ServeConfig {
-	pool := api.PoolConfig{Name: model, Endpoints: sims}
+func routerConfig(e env, plan routerPlan, sims []string, grpcPort, adminPort int) serveconfig.Config {
+	pool := scorer.PoolConfig{Name: model, Endpoints: sims}
 	if plan.Prefix {
-		pool.Tokenizer = api.TokenizerConfig{Dir: e.Tokenizer}
+		pool.Tokenizer = scorer.TokenizerConfig{Dir: e.Tokenizer}
 	}
-	return api.ServeConfig{GRPCAddr: harness.Addr(grpcPort), AdminAddr: harness.Addr(adminPort),
-		Pools: []api.PoolConfig{pool}, TTL: plan.TTL, Index: api.IndexConfig{Grace: api.Duration(indexGrace)}}
+	return serveconfig.Config{GRPCAddr: harness.Addr(grpcPort), AdminAddr: harness.Addr(adminPort),
+		Pools: []scorer.PoolConfig{pool}, TTL: plan.TTL, Index: index.Config{Grace: api.Duration(indexGrace)}}
 }
 
 // stopRelays stops every relay now; close then has none left to stop.

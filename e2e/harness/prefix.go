@@ -10,8 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/envoy"
+	"github.com/warmroute/warmroute/scorer"
 )
 
 // PrefixOptions configures a prefix-routing stack: event-publishing
@@ -37,7 +40,7 @@ type PrefixOptions struct {
 	RelayArgs []string
 	// Configure edits the router configuration before it is written (TTL,
 	// heartbeat misses, scoring).
-	Configure  func(*api.ServeConfig)
+	Configure  func(*serveconfig.Config)
 	RouterArgs []string
 	// EnvoyConcurrency defaults to 1.
 	EnvoyConcurrency int
@@ -144,13 +147,13 @@ func (ps *PrefixStack) startSims(ctx context.Context) error {
 	return nil
 }
 
-func (ps *PrefixStack) routerConfig(ports []int) api.ServeConfig {
+func (ps *PrefixStack) routerConfig(ports []int) serveconfig.Config {
 	o := ps.opts
-	pool := api.PoolConfig{Name: o.Model, Tokenizer: api.TokenizerConfig{Dir: o.Tokenizer}}
+	pool := scorer.PoolConfig{Name: o.Model, Tokenizer: scorer.TokenizerConfig{Dir: o.Tokenizer}}
 	for _, s := range ps.EventSims {
 		pool.Endpoints = append(pool.Endpoints, s.Addr)
 	}
-	cfg := api.ServeConfig{GRPCAddr: Addr(ports[0]), AdminAddr: Addr(ports[1]), Pools: []api.PoolConfig{pool}}
+	cfg := serveconfig.Config{GRPCAddr: Addr(ports[0]), AdminAddr: Addr(ports[1]), Pools: []scorer.PoolConfig{pool}}
 	cfg.Index.BlockSize = o.BlockSize
 	if ps.NATS != nil {
 		cfg.Events.URL = ps.NATS.URL()

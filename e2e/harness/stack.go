@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+
 	"github.com/warmroute/warmroute/e2e/envoy"
+	"github.com/warmroute/warmroute/scorer"
 )
 
 // DefaultModel is the model every simulator serves unless told otherwise.
@@ -27,7 +29,7 @@ type Options struct {
 	Model string
 	// ExtraPools are added to the router configuration after the pool of
 	// all simulators (for example an empty pool, to provoke a 503).
-	ExtraPools []api.PoolConfig
+	ExtraPools []scorer.PoolConfig
 	// DefaultPool is the router's defaultPool. With it empty and a single
 	// pool, requests without a model still go to that pool, while unknown
 	// models get 404.
@@ -111,7 +113,7 @@ func (o Options) withDefaults() (Options, error) {
 // admin, then one per simulator.
 func (s *Stack) start(ctx context.Context, ports []int) error {
 	o := s.opts
-	pool := api.PoolConfig{Name: o.Model}
+	pool := scorer.PoolConfig{Name: o.Model}
 	for i, so := range o.Sims {
 		sim, err := StartSim(ctx, o.Binary, o.Dir, ports[4+i], so)
 		if err != nil {
@@ -120,9 +122,9 @@ func (s *Stack) start(ctx context.Context, ports []int) error {
 		s.Sims = append(s.Sims, sim)
 		pool.Endpoints = append(pool.Endpoints, sim.Addr)
 	}
-	cfg := api.ServeConfig{
+	cfg := serveconfig.Config{
 		GRPCAddr: Addr(ports[2]), AdminAddr: Addr(ports[3]), MaxBodyBytes: o.MaxBodyBytes,
-		Pools: append([]api.PoolConfig{pool}, o.ExtraPools...), DefaultPool: o.DefaultPool,
+		Pools: append([]scorer.PoolConfig{pool}, o.ExtraPools...), DefaultPool: o.DefaultPool,
 	}
 	r, err := StartRouter(ctx, o.Binary, o.Dir, cfg, o.RouterArgs...)
 	if err != nil {

@@ -9,8 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/envoy"
+	"github.com/warmroute/warmroute/scorer"
 )
 
 // ReplicaOptions configures a replica stack: a NATS process, event
@@ -27,7 +30,7 @@ type ReplicaOptions struct {
 	Sims      int    // default 2
 	SimArgs   []string
 	// Configure edits every replica's configuration before it is written.
-	Configure func(*api.ServeConfig)
+	Configure func(*serveconfig.Config)
 }
 
 // ReplicaStack is a running replica stack, made by StartReplicaStack.
@@ -103,7 +106,7 @@ func (rs *ReplicaStack) startSims(ctx context.Context) error {
 
 func (rs *ReplicaStack) startRouters(ctx context.Context) error {
 	o := rs.opts
-	pool := api.PoolConfig{Name: rs.Model, Tokenizer: api.TokenizerConfig{Dir: o.Tokenizer}}
+	pool := scorer.PoolConfig{Name: rs.Model, Tokenizer: scorer.TokenizerConfig{Dir: o.Tokenizer}}
 	for _, s := range rs.EventSims {
 		pool.Endpoints = append(pool.Endpoints, s.Addr)
 	}
@@ -112,7 +115,7 @@ func (rs *ReplicaStack) startRouters(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		cfg := api.ServeConfig{GRPCAddr: Addr(ports[0]), AdminAddr: Addr(ports[1]), Pools: []api.PoolConfig{pool}}
+		cfg := serveconfig.Config{GRPCAddr: Addr(ports[0]), AdminAddr: Addr(ports[1]), Pools: []scorer.PoolConfig{pool}}
 		cfg.Index.BlockSize = DefaultBlockSize
 		cfg.Events.URL = rs.NATS.URL()
 		cfg.Events.JetStream.Enabled = o.JetStream

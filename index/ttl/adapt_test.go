@@ -50,11 +50,12 @@ func TestAdaptiveMovesSlowly(t *testing.T) {
 }
 
 func TestAdaptiveHysteresis(t *testing.T) {
-	// Advice 1.95 s is within 100 ms of 2 s: no move, ever.
-	h := newHarness(t, Config{Mode: ModeAdaptive, MinSamples: 10, Jitter: dur(time.Millisecond)})
+	// Advice 1.95 s is within the 100 ms jitter of 2 s, the dead band: no
+	// move, ever.
+	h := newHarness(t, Config{Mode: ModeAdaptive, MinSamples: 10, Jitter: dur(100 * time.Millisecond)})
 	lat := make([]time.Duration, 10)
 	for i := range lat {
-		lat[i] = 1949 * time.Millisecond
+		lat[i] = 1849 * time.Millisecond
 	}
 	h.feed(0, "e", "m", lat)
 	for range 5 {

@@ -250,7 +250,7 @@ func TestExposureSeedExample(t *testing.T) {
 // TestExposureThroughController drives 3000 decisions over 25 s, 12 of them
 // failing with a 4-block (64-token) stale prediction, at a 1.5 s static TTL.
 func TestExposureThroughController(t *testing.T) {
-	h := newHarness(t, Config{Static: dur(1500 * time.Millisecond), Window: dur(25 * time.Second)})
+	h := newHarness(t, Config{Static: dur(1500 * time.Millisecond)}, func(o *Options) { o.Limits.Window = 25 * time.Second })
 	gap := 25 * time.Second / 3000
 	for i := range 3000 {
 		id := index.DecisionID(i)

@@ -13,7 +13,8 @@ var benchSizes = []int{1, 64, 1024}
 
 func benchHarness(b *testing.B, pairs int, mode Mode, guarded bool) (*harness, []string) {
 	src := &freshness{}
-	h := newHarness(b, Config{Mode: mode, MaxSeries: 2 * pairs}, func(o *Options) {
+	h := newHarness(b, Config{Mode: mode}, func(o *Options) {
+		o.Limits.MaxSeries = 2 * pairs
 		if guarded {
 			o.Freshness = src
 		}

@@ -20,7 +20,7 @@ import (
 // goroutine (as the index's Observer); none of them blocks or does I/O. Run
 // recomputes advice periodically. The zero value is not usable; call New.
 type Controller struct {
-	cfg      Config
+	cfg      settings
 	pct      Percentile
 	now      func() time.Time
 	log      *slog.Logger
@@ -40,10 +40,10 @@ type Controller struct {
 
 // New validates opts, fills defaults and registers metrics.
 func New(opts Options) (*Controller, error) {
-	if err := opts.Config.Validate(); err != nil {
+	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	cfg := opts.Config.WithDefaults()
+	cfg := opts.resolve()
 	pct, _ := ParsePercentile(cfg.Percentile) // validated above
 	c := &Controller{cfg: cfg, pct: pct, now: opts.Now, log: opts.Logger, metrics: newMetrics()}
 	if c.now == nil {
@@ -56,14 +56,14 @@ func New(opts Options) (*Controller, error) {
 		return nil, fmt.Errorf("registering ttl metrics: %w", err)
 	}
 	c.series = newSeriesSet(c.metrics, &cfg)
-	c.guard = newGuard(opts.Freshness, cfg.FreshnessLimit.D(), cfg.MaxSeries, c.metrics, c.log)
-	c.backlog = newBacklogPeak(opts.Backlog, cfg.Window.D())
+	c.guard = newGuard(opts.Freshness, cfg.FreshnessLimit, cfg.MaxSeries, c.metrics, c.log)
+	c.backlog = newBacklogPeak(opts.Backlog, cfg.Window)
 	c.perShard = (cfg.MaxDecisions + decisionShards - 1) / decisionShards
 	for i := range c.shards {
 		c.shards[i].byID = map[index.DecisionID]*decision{}
 	}
-	c.lifeSpan = cfg.MaxStale.D() + cfg.Grace.D() + decisionMargin
-	c.usageSpan = c.lifeSpan + cfg.UsageTimeout.D()
+	c.lifeSpan = cfg.MaxStale.D() + cfg.Grace + decisionMargin
+	c.usageSpan = c.lifeSpan + cfg.UsageTimeout
 	c.newTicker = func(d time.Duration) (<-chan time.Time, func()) {
 		t := time.NewTicker(d)
 		return t.C, t.Stop
@@ -72,7 +72,7 @@ func New(opts Options) (*Controller, error) {
 }
 
 // Config returns the configuration in force, defaults filled in.
-func (c *Controller) Config() Config { return c.cfg }
+func (c *Controller) Config() Config { return c.cfg.Config }
 
 // TTL is the lifetime to give new speculative entries for endpoint and
 // model: 0 while the freshness guard pauses the endpoint (insert nothing,

@@ -8,7 +8,7 @@ import (
 )
 
 func TestDecisionTableIsBounded(t *testing.T) {
-	h := newHarness(t, Config{MaxDecisions: 32})
+	h := newHarness(t, Config{}, func(o *Options) { o.Limits.MaxDecisions = 32 })
 	for i := range 100 {
 		h.Begin(index.DecisionID(i), Route{Endpoint: "e", Model: "m", NewSpeculative: 1, BlockSize: 16, At: t0})
 	}
@@ -29,7 +29,7 @@ func TestDecisionTableIsBounded(t *testing.T) {
 // forgotten after MaxStale + Grace + margin and counted; their slots are
 // reusable.
 func TestDecisionsExpire(t *testing.T) {
-	h := newHarness(t, Config{MaxDecisions: 16, Grace: dur(time.Second)})
+	h := newHarness(t, Config{}, func(o *Options) { o.Limits.MaxDecisions, o.Grace = 16, time.Second })
 	for i := range 16 {
 		h.Begin(index.DecisionID(i), Route{Endpoint: "e", Model: "m", NewSpeculative: 2, BlockSize: 16, At: t0})
 	}
@@ -63,7 +63,7 @@ func TestBeginIgnoresRoutesWithoutSpeculation(t *testing.T) {
 }
 
 func TestSeriesAreBounded(t *testing.T) {
-	h := newHarness(t, Config{MaxSeries: 2})
+	h := newHarness(t, Config{}, func(o *Options) { o.Limits.MaxSeries = 2 })
 	for _, ep := range []string{"a", "b", "c", "d"} {
 		h.confirm(1, ep, "m", time.Millisecond, index.Confirmed)
 	}

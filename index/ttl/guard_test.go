@@ -131,7 +131,7 @@ func TestNoFreshnessSourceNeverPauses(t *testing.T) {
 }
 
 func TestTrustFallsForFailingEndpoint(t *testing.T) {
-	h := newHarness(t, Config{MinSamples: 20, Window: dur(time.Minute)})
+	h := newHarness(t, Config{MinSamples: 20}, func(o *Options) { o.Limits.Window = time.Minute })
 	id := index.DecisionID(0)
 	next := func() index.DecisionID { id++; return id }
 	for i := range 19 { // below MinSamples: still 1

@@ -11,7 +11,7 @@ import (
 // every way: two confirmed on time, one after expiry (early expiry), one
 // never (stale expiry); plus a dropped block of another decision.
 func TestEndingsAccounting(t *testing.T) {
-	h := newHarness(t, Config{Replica: "r1"})
+	h := newHarness(t, Config{}, func(o *Options) { o.Replica = "r1" })
 	ep, model := "10.0.0.1:8000", "llama"
 	h.Begin(1, Route{Endpoint: ep, Model: model, PromptTokens: 2000, NewSpeculative: 4, BlockSize: 16, At: t0})
 	h.Begin(2, Route{Endpoint: ep, Model: model, PromptTokens: 20000, NewSpeculative: 1, BlockSize: 16, At: t0})

@@ -1,53 +1,118 @@
 package ttl
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/warmroute/warmroute/api"
 )
 
-// Config is the serialisable part of Options (api.TTLConfig, so the router's
-// configuration file schema can hold it).
-type Config = api.TTLConfig
-
-// Mode is how the controller sets the TTL.
-type Mode = api.TTLMode
-
-// Modes. The zero value means ModeStatic.
+// Fixed limits used when a Limits field is zero.
 const (
-	// ModeStatic gives every endpoint Config.Static; the advisor still
-	// measures, so switching to advise shows what it would say.
-	ModeStatic = api.TTLModeStatic
-	// ModeAdvise computes and exports advice; the TTL stays static.
-	ModeAdvise = api.TTLModeAdvise
-	// ModeAdaptive moves each TTL towards its advice, slowly and within
-	// [Min, MaxStale].
-	ModeAdaptive = api.TTLModeAdaptive
+	DefaultWindowSamples = 2048
+	DefaultMaxDecisions  = 65536
+	DefaultUsageTimeout  = 5 * time.Minute
+	DefaultMaxSeries     = 1024
+	DefaultReplica       = "default"
 )
 
-// Defaults used when a Config field is zero.
-const (
-	DefaultStatic         = api.DefaultTTLStatic
-	DefaultPercentile     = api.DefaultTTLPercentile
-	DefaultJitter         = api.DefaultTTLJitter
-	DefaultMaxStale       = api.DefaultTTLMaxStale
-	DefaultMin            = api.DefaultTTLMin
-	DefaultResolution     = api.DefaultTTLResolution
-	DefaultMinSamples     = api.DefaultTTLMinSamples
-	DefaultWindow         = api.DefaultTTLWindow
-	DefaultWindowSamples  = api.DefaultTTLWindowSamples
-	DefaultInterval       = api.DefaultTTLInterval
-	DefaultStep           = api.DefaultTTLStep
-	DefaultHysteresis     = api.DefaultTTLHysteresis
-	DefaultFreshnessLimit = api.DefaultTTLFreshnessLimit
-	DefaultMaxDecisions   = api.DefaultTTLMaxDecisions
-	DefaultUsageTimeout   = api.DefaultTTLUsageTimeout
-	DefaultMaxSeries      = api.DefaultTTLMaxSeries
-	DefaultReplica        = api.DefaultTTLReplica
-)
+// Limits bound the controller's memory and label sets. They are not
+// operator settings (the defaults serve every deployment the router is
+// sized for); tests shrink them to reach the bounds. A zero field means its
+// default.
+type Limits struct {
+	// WindowSamples bounds the latencies kept per endpoint and model (the
+	// overall window keeps four times as many). Default 2048.
+	WindowSamples int
+	// MaxDecisions bounds the per-decision table; Begin beyond it is counted
+	// and not tracked. Default 65536.
+	MaxDecisions int
+	// UsageTimeout is how long a route that used a prediction waits for its
+	// response's usage before its result is counted unknown. Default 5m.
+	UsageTimeout time.Duration
+	// MaxSeries bounds the (endpoint, model) pairs tracked, and so metric
+	// label sets; further pairs share the series "_other". Default 1024.
+	MaxSeries int
+	// Window overrides how far back advice, trust and exposure look.
+	// Default windowIntervals recompute intervals.
+	Window time.Duration
+}
+
+// settings is everything the controller runs with: Config with defaults,
+// what is derived from it, and the Options that are not file settings.
+type settings struct {
+	Config
+	Min, Window, Hysteresis time.Duration
+	Resolution              time.Duration
+	Grace                   time.Duration
+	FreshnessLimit          time.Duration
+	WindowSamples           int
+	MaxDecisions            int
+	UsageTimeout            time.Duration
+	MaxSeries               int
+	Replica                 string
+}
+
+// resolve fills defaults and derives: the adaptive floor and dead band are
+// the jitter allowance (advice T = Lq + J is never below J, and moves
+// smaller than the timing slack are noise), and the window spans
+// windowIntervals recompute intervals.
+func (o Options) resolve() settings {
+	c := o.Config.WithDefaults()
+	s := settings{Config: c, Min: c.Jitter.D(), Hysteresis: c.Jitter.D(),
+		Window: windowIntervals * c.Interval.D(), Resolution: Resolution, Grace: o.Grace,
+		FreshnessLimit: freshnessLimit, Replica: o.Replica,
+		WindowSamples: o.Limits.WindowSamples, MaxDecisions: o.Limits.MaxDecisions,
+		UsageTimeout: o.Limits.UsageTimeout, MaxSeries: o.Limits.MaxSeries}
+	setInt(&s.WindowSamples, DefaultWindowSamples)
+	setInt(&s.MaxDecisions, DefaultMaxDecisions)
+	setInt(&s.MaxSeries, DefaultMaxSeries)
+	if o.Limits.Window != 0 {
+		s.Window = o.Limits.Window
+	}
+	if s.UsageTimeout == 0 {
+		s.UsageTimeout = DefaultUsageTimeout
+	}
+	if s.Replica == "" {
+		s.Replica = DefaultReplica
+	}
+	return s
+}
+
+// freshnessLimit pauses speculation for an endpoint with neither an event
+// nor a heartbeat within it.
+const freshnessLimit = 5 * time.Second
+
+func setInt(n *int, def int) {
+	if *n == 0 {
+		*n = def
+	}
+}
+
+func (o Options) validate() error {
+	if err := o.Config.Validate(); err != nil {
+		return err
+	}
+	var errs []error
+	if o.Grace < 0 {
+		errs = append(errs, fmt.Errorf("grace must not be negative, got %s", o.Grace))
+	}
+	l := o.Limits
+	if l.WindowSamples < 0 || l.MaxDecisions < 0 || l.MaxSeries < 0 || l.UsageTimeout < 0 || l.Window < 0 {
+		errs = append(errs, fmt.Errorf("limits must not be negative, got %+v", l))
+	}
+	if ws := max(l.WindowSamples, 0); ws != 0 && o.Config.WithDefaults().MinSamples > ws {
+		errs = append(errs, fmt.Errorf("minSamples (%d) must not exceed windowSamples (%d), or advice could never be ready",
+			o.Config.WithDefaults().MinSamples, ws))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("validating ttl options: %w", errors.Join(append([]error{ErrOptions}, errs...)...))
+}
 
 // decisionMargin is added to TTL plus grace before a decision's lifecycle
 // record is dropped: the index reports stale entries on writes and on its
@@ -81,10 +146,19 @@ type BacklogGauge interface {
 	Backlog() time.Duration
 }
 
-// Options configures a Controller. Only Config is serialisable; the zero
-// value of every other field disables what it feeds.
+// Options configures a Controller. Only Config is a file setting; the zero
+// value of every other field means its default or disables what it feeds.
 type Options struct {
 	Config
+	// Grace is the index's grace (index.Config.Grace): how long after
+	// expiry a late confirmation is still reported. Zero, like the index's
+	// zero, ends an expired entry as stale at once.
+	Grace time.Duration
+	// Replica names this router replica in the latency histogram's replica
+	// label. Default "default".
+	Replica string
+	// Limits bound memory and label sets.
+	Limits Limits
 	// Freshness drives the freshness guard; nil disables the guard.
 	Freshness FreshnessSource
 	// Backlog feeds J's backlog term; nil means no backlog is added.

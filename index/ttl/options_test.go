@@ -21,9 +21,9 @@ func TestConfigValidate(t *testing.T) {
 		{"unknown mode", Config{Mode: "auto"}, "mode must be"},
 		{"bad percentile", Config{Percentile: "99"}, "percentile"},
 		{"negative jitter", Config{Jitter: dur(-time.Second)}, "jitter must not be negative"},
-		{"static above cap", Config{Static: dur(6 * time.Second)}, "min <= static <= maxStale"},
-		{"min above static", Config{Min: dur(3 * time.Second)}, "min <= static <= maxStale"},
-		{"negative max decisions", Config{MaxDecisions: -1}, "maxDecisions must not be negative"},
+		{"static above cap", Config{Static: dur(6 * time.Second)}, "static <= maxStale"},
+		{"adaptive floor above cap", Config{Mode: ModeAdaptive, Jitter: dur(6 * time.Second), Static: dur(time.Second)}, "jitter (its floor) <= maxStale"},
+		{"negative step", Config{Step: dur(-time.Second)}, "step must not be negative"},
 		{"min samples beyond window", Config{MinSamples: 5000}, "minSamples (5000) must not exceed"},
 	}
 	for _, tt := range tests {
@@ -47,7 +47,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestConfigDefaults(t *testing.T) {
 	c := Config{}.WithDefaults()
-	if c.Mode != ModeStatic || c.Static.D() != 2*time.Second || c.Percentile != "p99" || c.Replica != DefaultReplica {
+	if c.Mode != ModeStatic || c.Static.D() != 2*time.Second || c.Percentile != "p99" || c.MinSamples != DefaultMinSamples {
 		t.Fatalf("defaults %+v", c)
 	}
 	h := newHarness(t, Config{})
@@ -80,5 +80,43 @@ func TestNewRegistersOnce(t *testing.T) {
 	}
 	if _, err := New(Options{}); err != nil {
 		t.Fatalf("nil registerer: %v", err)
+	}
+}
+
+func TestOptionsDerive(t *testing.T) {
+	s := Options{Config: Config{Jitter: dur(150 * time.Millisecond), Interval: dur(2 * time.Second)},
+		Grace: 3 * time.Second}.resolve()
+	if s.Min != 150*time.Millisecond || s.Hysteresis != 150*time.Millisecond {
+		t.Fatalf("floor %v and dead band %v, want the jitter", s.Min, s.Hysteresis)
+	}
+	if s.Window != 60*time.Second || s.Grace != 3*time.Second || s.Replica != DefaultReplica {
+		t.Fatalf("window %v grace %v replica %q", s.Window, s.Grace, s.Replica)
+	}
+	if s.MaxDecisions != DefaultMaxDecisions || s.WindowSamples != DefaultWindowSamples || s.MaxSeries != DefaultMaxSeries {
+		t.Fatalf("limits %+v", s)
+	}
+	if w := (Options{Limits: Limits{Window: time.Minute}}).resolve().Window; w != time.Minute {
+		t.Fatalf("window override %v", w)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"negative grace", Options{Grace: -time.Second}, "grace must not be negative"},
+		{"negative limit", Options{Limits: Limits{MaxDecisions: -1}}, "limits must not be negative"},
+		{"min samples beyond a small window", Options{Config: Config{MinSamples: 50}, Limits: Limits{WindowSamples: 10}},
+			"minSamples (50) must not exceed windowSamples (10)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.opts)
+			if !errors.Is(err, ErrOptions) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("New = %v, want ErrOptions mentioning %q", err, tt.want)
+			}
+		})
 	}
 }

@@ -6,19 +6,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/warmroute/warmroute/api"
 )
 
 // Percentile is the share of route-to-confirmation latencies the TTL should
 // cover, in (0, 1]; 1 means the maximum. The zero value is not valid; parse
 // one with ParsePercentile.
 type Percentile float64
-
-// ParsePercentile reads "p95", "p99", "p99.9" or "max" (case-insensitive).
-func ParsePercentile(s string) (Percentile, error) {
-	v, err := api.ParsePercentile(s)
-	return Percentile(v), err
-}
 
 // String writes the percentile as ParsePercentile reads it.
 func (p Percentile) String() string {

@@ -56,7 +56,7 @@ type Report struct {
 
 func (c *Controller) advisor() advisor {
 	return advisor{pct: c.pct, jitter: c.cfg.Jitter.D(), maxStale: c.cfg.MaxStale.D(),
-		resolution: c.cfg.Resolution.D(), minSamples: c.cfg.MinSamples}
+		resolution: c.cfg.Resolution, minSamples: c.cfg.MinSamples}
 }
 
 // assess measures s at now without changing anything.
@@ -98,7 +98,7 @@ func finite(v float64) *float64 {
 func (c *Controller) Report() Report {
 	now := c.now()
 	rep := Report{At: now, Mode: c.cfg.Mode, Percentile: c.pct.String(), Static: c.cfg.Static,
-		MaxStale: c.cfg.MaxStale, MinSamples: c.cfg.MinSamples, Window: c.cfg.Window,
+		MaxStale: c.cfg.MaxStale, MinSamples: c.cfg.MinSamples, Window: api.Duration(c.cfg.Window),
 		Backlog: api.Duration(c.backlog.peak()), Decisions: c.tracked()}
 	var scratch []time.Duration
 	c.series.each(func(s *series) {

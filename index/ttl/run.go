@@ -64,7 +64,7 @@ func (c *Controller) adapt(s *series, r *Row, overall Advice) {
 		return
 	}
 	cur := time.Duration(s.current.Load())
-	next := adaptStep(cur, target.TTL.D(), c.cfg.Step.D(), c.cfg.Hysteresis.D(), c.cfg.Min.D(), c.cfg.MaxStale.D())
+	next := adaptStep(cur, target.TTL.D(), c.cfg.Step.D(), c.cfg.Hysteresis, c.cfg.Min, c.cfg.MaxStale.D())
 	if next != cur {
 		s.current.Store(int64(next))
 		r.Current = api.Duration(next)

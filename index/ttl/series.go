@@ -86,8 +86,8 @@ type seriesSet struct {
 	spilled atomic.Bool
 }
 
-func newSeriesSet(m *metrics, c *Config) *seriesSet {
-	set := &seriesSet{m: m, static: c.Static.D(), samples: c.WindowSamples, width: c.Window.D(), max: c.MaxSeries}
+func newSeriesSet(m *metrics, c *settings) *seriesSet {
+	set := &seriesSet{m: m, static: c.Static.D(), samples: c.WindowSamples, width: c.Window, max: c.MaxSeries}
 	set.all = set.make(seriesKey{labelAll, labelAll}, 4*c.WindowSamples)
 	set.other = set.make(seriesKey{labelOther, labelOther}, c.WindowSamples)
 	return set

@@ -75,7 +75,7 @@ func TestUsageCountsSpeculativeRoutes(t *testing.T) {
 // TestUsageTimeout: a speculative route whose usage never comes is counted
 // unknown once UsageTimeout has passed beyond its lifecycle.
 func TestUsageTimeout(t *testing.T) {
-	h := newHarness(t, Config{UsageTimeout: dur(time.Minute)})
+	h := newHarness(t, Config{}, func(o *Options) { o.Limits.UsageTimeout = time.Minute })
 	h.Begin(1, Route{Endpoint: "e", Model: "m", MatchedSpeculative: 1, NewSpeculative: 1, BlockSize: 16, At: t0})
 	h.Observe(index.Outcome{Kind: index.Confirmed, Endpoint: "e", Decision: 1, Blocks: 1, Latency: time.Millisecond})
 	unknown := map[string]string{"endpoint": "e", "model": "m", "result": "unknown"}

@@ -1,0 +1,122 @@
+// Package serveconfig is the schema of `warmroute serve`'s configuration file. It
+// owns no setting of its own beyond the listeners: it composes the Config of
+// each package that has one (scorer, extproc, index, index/ttl, events), so
+// every setting has one owner, one default and one validation. The command
+// loads a file into a Config and then binds each flag straight into the same
+// field.
+package serveconfig
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/extproc"
+	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/index/ttl"
+	"github.com/warmroute/warmroute/scorer"
+)
+
+// Routing and Proxy name the embedded package configurations, so that both
+// can sit at the top level of the file (encoding/json flattens embedded
+// structs) without clashing as two fields called Config.
+type (
+	// Routing is scorer.Config: pools, defaultPool, fallbacks, scoring.
+	Routing = scorer.Config
+	// Proxy is extproc.Config: maxBodyBytes, disableDecisionHeader.
+	Proxy = extproc.Config
+)
+
+// Config is the configuration file of `warmroute serve`. A zero field means
+// its default; WithDefaults fills them.
+type Config struct {
+	Server
+	Proxy
+	Routing
+	// Index sizes the prefix index.
+	Index index.Config `json:"index,omitempty"`
+	// Events configures KV event ingestion over NATS.
+	Events api.EventsConfig `json:"events,omitempty"`
+	// TTL controls the lifetime of speculative index entries.
+	TTL ttl.Config `json:"ttl,omitempty"`
+}
+
+// Server holds the listeners of `warmroute serve`, the one part of the
+// configuration the command itself owns.
+type Server struct {
+	// GRPCAddr is the ext_proc gRPC listen address. Default ":9002".
+	GRPCAddr string `json:"grpcAddr,omitempty"`
+	// AdminAddr is the admin HTTP listen address (/metrics, /healthz,
+	// /readyz). Default ":9090".
+	AdminAddr string `json:"adminAddr,omitempty"`
+	// TLS configures the gRPC listener. Off by default.
+	TLS TLSConfig `json:"tls,omitempty"`
+	// ShutdownGrace bounds how long a graceful shutdown waits for open
+	// streams. Default 15s.
+	ShutdownGrace api.Duration `json:"shutdownGrace,omitempty"`
+}
+
+// TLSConfig configures TLS on the ext_proc gRPC listener.
+type TLSConfig struct {
+	// CertFile and KeyFile are PEM files. Both or neither.
+	CertFile string `json:"certFile,omitempty"`
+	KeyFile  string `json:"keyFile,omitempty"`
+	// SelfSigned generates an in-memory self-signed certificate at start-up,
+	// for development. Ignored when CertFile is set.
+	SelfSigned bool `json:"selfSigned,omitempty"`
+}
+
+// Enabled reports whether the listener should serve TLS.
+func (t TLSConfig) Enabled() bool { return t.CertFile != "" || t.SelfSigned }
+
+// Defaults of Server.
+const (
+	DefaultGRPCAddr      = ":9002"
+	DefaultAdminAddr     = ":9090"
+	DefaultShutdownGrace = 15 * time.Second
+)
+
+// WithDefaults returns a copy of c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	if c.GRPCAddr == "" {
+		c.GRPCAddr = DefaultGRPCAddr
+	}
+	if c.AdminAddr == "" {
+		c.AdminAddr = DefaultAdminAddr
+	}
+	if c.ShutdownGrace == 0 {
+		c.ShutdownGrace = api.Duration(DefaultShutdownGrace)
+	}
+	c.Proxy = c.Proxy.WithDefaults()
+	c.Scoring = c.Scoring.WithDefaults()
+	c.Index = c.Index.WithDefaults()
+	c.Events = c.Events.WithDefaults()
+	c.TTL = c.TTL.WithDefaults()
+	return c
+}
+
+// Validate reports every problem in c, joined, or nil.
+func (c Config) Validate() error {
+	var errs []error
+	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
+		errs = append(errs, errors.New("tls: certFile and keyFile must be given together"))
+	}
+	if c.ShutdownGrace < 0 {
+		errs = append(errs, fmt.Errorf("shutdownGrace must not be negative, got %s", c.ShutdownGrace.D()))
+	}
+	for _, err := range []error{c.Proxy.Validate(), c.Routing.Validate(), c.Index.Validate(),
+		c.Events.Validate(), c.TTL.Validate()} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// TTLOptions returns the TTL controller's options for c: its ttl section
+// plus what the controller takes from elsewhere (the index's grace, this
+// replica's name). Defaults must have been applied.
+func (c Config) TTLOptions(replica string) ttl.Options {
+	return ttl.Options{Config: c.TTL, Grace: c.Index.Grace.D(), Replica: replica}
+}

@@ -1,0 +1,206 @@
+package scorer
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/warmroute/warmroute/api"
+)
+
+// Config is the routing part of the router's configuration file: the pools,
+// which pool takes unknown models, fallbacks and the scoring weights. It is
+// composed into the file schema at the top level (pools, defaultPool,
+// fallbacks) and under `scoring`.
+type Config struct {
+	// Pools maps model names to endpoints.
+	Pools []PoolConfig `json:"pools,omitempty"`
+	// DefaultPool names the pool used for unknown models (otherwise 404) and
+	// for requests without a model (header-only requests, unknown paths).
+	// When empty and there is exactly one pool, that pool is the default for
+	// requests without a model, but unknown models still get 404.
+	DefaultPool string `json:"defaultPool,omitempty"`
+	// Fallbacks is how many additional endpoints, in preference order,
+	// follow the chosen one in the destination header. Default 0.
+	Fallbacks int `json:"fallbacks,omitempty"`
+	// Scoring weighs the scorers.
+	Scoring ScoringConfig `json:"scoring,omitempty"`
+}
+
+// PoolConfig is one model pool: the model names it serves and its endpoints.
+type PoolConfig struct {
+	// Name identifies the pool; it is also accepted as a model name.
+	Name string `json:"name"`
+	// Models lists the model names and aliases routed to this pool.
+	Models []string `json:"models,omitempty"`
+	// Endpoints lists static endpoints as "ip:port".
+	Endpoints []string `json:"endpoints,omitempty"`
+	// Tokenizer enables prefix-aware routing for the pool; without it the
+	// pool routes on load alone. Every pool keys its blocks at the index's
+	// block size.
+	Tokenizer TokenizerConfig `json:"tokenizer,omitempty"`
+	// LoRAAdapters names the adapters the pool serves. A request whose model
+	// names one is keyed under the adapter, as the engine tags its blocks.
+	LoRAAdapters []string `json:"loraAdapters,omitempty"`
+}
+
+// Tokenizer modes of TokenizerConfig.Mode.
+const (
+	// TokenizerLocal encodes in process from the pool's tokenizer files.
+	TokenizerLocal = "local"
+	// TokenizerRemote asks one of the pool's engines (POST /tokenize).
+	TokenizerRemote = "remote"
+	// TokenizerDrift encodes locally and compares a sample of requests with
+	// the engine's /tokenize, off the request path.
+	TokenizerDrift = "drift"
+)
+
+// Fixed tokenizer parameters. A drift check is a sample, not a gate, and a
+// remote /tokenize slower than half a second costs more than the cache hit
+// it could find, so neither is a setting.
+const (
+	driftSampleRate = 0.01
+	remoteTimeout   = 500 * time.Millisecond
+)
+
+// TokenizerConfig says how a pool turns prompts into token ids. A pool
+// without one routes on load alone.
+type TokenizerConfig struct {
+	// Dir holds the model's tokenizer.json and tokenizer_config.json.
+	// Required for local and drift modes.
+	Dir string `json:"dir,omitempty"`
+	// Mode is local (default), remote or drift.
+	Mode string `json:"mode,omitempty"`
+}
+
+// Enabled reports whether the pool routes on prefixes.
+func (c TokenizerConfig) Enabled() bool { return c.Dir != "" || c.Mode == TokenizerRemote }
+
+// WithDefaults returns a copy of c with every zero field set to its default.
+func (c TokenizerConfig) WithDefaults() TokenizerConfig {
+	if c.Mode == "" {
+		c.Mode = TokenizerLocal
+	}
+	return c
+}
+
+func (c TokenizerConfig) validate() error {
+	switch c.Mode {
+	case "", TokenizerLocal, TokenizerDrift:
+		if c.Dir == "" && c.Mode != "" {
+			return fmt.Errorf("tokenizer mode %q needs dir", c.Mode)
+		}
+	case TokenizerRemote:
+	default:
+		return fmt.Errorf("tokenizer mode %q: want local, remote or drift", c.Mode)
+	}
+	return nil
+}
+
+// ScoringConfig weighs the scorers and tunes anti-herding. Fields are
+// pointers so that an explicit 0 differs from "unset" (nil means the
+// default); see WithDefaults.
+type ScoringConfig struct {
+	// PrefixWeight weighs the cached-prefix score. Default 1.
+	PrefixWeight *float64 `json:"prefixWeight,omitempty"`
+	// LoadWeight weighs router-tracked load (in-flight requests and queued
+	// prefill tokens). Default 0.5.
+	LoadWeight *float64 `json:"loadWeight,omitempty"`
+	// EngineLoadWeight weighs the engines' own gauges (queue, KV usage) when
+	// relays report them. Default 0.3.
+	EngineLoadWeight *float64 `json:"engineLoadWeight,omitempty"`
+	// HerdMargin is how many more in-flight requests than the least-loaded
+	// candidate an endpoint may carry before its prefix score is discounted;
+	// at twice the margin the prefix no longer counts. Default 4.
+	HerdMargin *float64 `json:"herdMargin,omitempty"`
+	// TieEpsilon makes candidates within this much of the best score
+	// equivalent; one of them is chosen at random. Default 0.02.
+	TieEpsilon *float64 `json:"tieEpsilon,omitempty"`
+}
+
+// Defaults of ScoringConfig.
+const (
+	DefaultPrefixWeight     = 1.0
+	DefaultLoadWeight       = 0.5
+	DefaultEngineLoadWeight = 0.3
+	DefaultHerdMargin       = 4.0
+	DefaultTieEpsilon       = 0.02
+)
+
+// WithDefaults returns a copy of c with every unset field set to its default.
+func (c ScoringConfig) WithDefaults() ScoringConfig {
+	set := func(p **float64, def float64) {
+		if *p == nil {
+			*p = Float(def)
+		}
+	}
+	set(&c.PrefixWeight, DefaultPrefixWeight)
+	set(&c.LoadWeight, DefaultLoadWeight)
+	set(&c.EngineLoadWeight, DefaultEngineLoadWeight)
+	set(&c.HerdMargin, DefaultHerdMargin)
+	set(&c.TieEpsilon, DefaultTieEpsilon)
+	return c
+}
+
+// Float returns a pointer to v, for ScoringConfig literals.
+func Float(v float64) *float64 { return &v }
+
+func (c ScoringConfig) validate() []error {
+	var errs []error
+	check := func(name string, v *float64) {
+		if v != nil && (*v < 0 || *v != *v) {
+			errs = append(errs, fmt.Errorf("scoring.%s must be a non-negative number, got %g", name, *v))
+		}
+	}
+	check("prefixWeight", c.PrefixWeight)
+	check("loadWeight", c.LoadWeight)
+	check("engineLoadWeight", c.EngineLoadWeight)
+	check("herdMargin", c.HerdMargin)
+	check("tieEpsilon", c.TieEpsilon)
+	return errs
+}
+
+// Validate reports every problem in c, joined, or nil.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Fallbacks < 0 {
+		errs = append(errs, fmt.Errorf("fallbacks must not be negative, got %d", c.Fallbacks))
+	}
+	errs = append(errs, validatePools(c.Pools, c.DefaultPool)...)
+	errs = append(errs, c.Scoring.validate()...)
+	return errors.Join(errs...)
+}
+
+func validatePools(pools []PoolConfig, defaultPool string) []error {
+	var errs []error
+	names := map[string]string{} // model name or alias -> pool
+	pool := map[string]bool{}
+	for i, p := range pools {
+		if p.Name == "" {
+			errs = append(errs, fmt.Errorf("pools[%d]: name is required", i))
+			continue
+		}
+		if pool[p.Name] {
+			errs = append(errs, fmt.Errorf("pools[%d]: duplicate pool name %q", i, p.Name))
+		}
+		pool[p.Name] = true
+		for _, m := range append([]string{p.Name}, p.Models...) {
+			if other, ok := names[m]; ok && other != p.Name {
+				errs = append(errs, fmt.Errorf("pools[%d]: model %q is already served by pool %q", i, m, other))
+			}
+			names[m] = p.Name
+		}
+		for _, ep := range p.Endpoints {
+			if err := api.ValidateEndpoint(ep); err != nil {
+				errs = append(errs, fmt.Errorf("pools[%d] %q: %w", i, p.Name, err))
+			}
+		}
+		if err := p.Tokenizer.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("pools[%d] %q: %w", i, p.Name, err))
+		}
+	}
+	if defaultPool != "" && !pool[defaultPool] {
+		errs = append(errs, fmt.Errorf("defaultPool %q is not a configured pool", defaultPool))
+	}
+	return errs
+}
