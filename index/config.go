@@ -23,10 +23,6 @@ type Config struct {
 // DefaultGrace is the default Config.Grace.
 const DefaultGrace = 10 * time.Second
 
-// SweepInterval is how often the router ends expired predictions on quiet
-// shards: well under any TTL, cheap at any index size.
-const SweepInterval = 100 * time.Millisecond
-
 // WithDefaults returns a copy of c with every zero field set to its default.
 func (c Config) WithDefaults() Config {
 	if c.MaxBytes == 0 {

@@ -67,5 +67,5 @@ func newPipeline(cfg serveconfig.Config, reg prometheus.Registerer, hooks pipeli
 
 // run owns the pipeline's background goroutines until ctx ends.
 func (p *pipeline) run(ctx context.Context) error {
-	return p.scorer.Run(ctx, index.SweepInterval)
+	return p.scorer.Run(ctx, 0) // 0: scorer.DefaultSweepInterval
 }

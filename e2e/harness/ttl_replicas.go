@@ -34,8 +34,8 @@ type ReplicaOptions struct {
 }
 
 // ReplicaStack is a running replica stack, made by StartReplicaStack.
-// Routers[i] runs with --replica "r<i>". RestartRouter must not run
-// concurrently with anything else; reading fields concurrently is fine.
+// RestartRouter must not run concurrently with anything else; reading
+// fields concurrently is fine.
 type ReplicaStack struct {
 	NATS      *NATS
 	EventSims []*EventSim
@@ -128,7 +128,7 @@ func (rs *ReplicaStack) startRouters(ctx context.Context) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("creating router dir: %w", err)
 		}
-		r, err := StartRouter(ctx, o.Binary, dir, cfg, "--share-predictions", "--replica", fmt.Sprintf("r%d", i))
+		r, err := StartRouter(ctx, o.Binary, dir, cfg, "--share-predictions")
 		if err != nil {
 			return err
 		}
