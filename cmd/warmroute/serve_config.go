@@ -97,36 +97,46 @@ func bindTTLFlags(fs *flag.FlagSet, c *serveconfig.Config) {
 }
 
 // parseServeConfig reads the file named by --config, applies the flags that
-// were given, fills defaults and validates. Flags are parsed twice: first to
-// find the file (and report usage errors), then bound into the file's
-// configuration so that only the flags given override it.
+// were given, fills defaults and validates.
 func parseServeConfig(args []string, stderr io.Writer) (serveconfig.Config, string, error) {
-	shown := serveconfig.Config{}.WithDefaults()
-	fs, first := newServeFlagSet(stderr, &shown)
-	if err := fs.Parse(args); err != nil {
-		return serveconfig.Config{}, "", err
-	}
-	if fs.NArg() > 0 {
-		return serveconfig.Config{}, "", fmt.Errorf("serve: unexpected arguments %q", fs.Args())
-	}
-	var cfg serveconfig.Config
-	if first.configPath != "" {
-		var err error
-		if cfg, err = serveconfig.Load(first.configPath); err != nil {
-			return serveconfig.Config{}, "", err
-		}
-	}
-	fs, o := newServeFlagSet(io.Discard, &cfg)
-	if err := fs.Parse(args); err != nil { // parsed once already: cannot fail
-		return serveconfig.Config{}, "", err
-	}
-	if err := applyTokenizerFlags(&cfg, o); err != nil {
+	cfg, o, err := loadServeConfig(args, stderr)
+	if err != nil {
 		return serveconfig.Config{}, "", err
 	}
 	if err := cfg.Validate(); err != nil {
 		return serveconfig.Config{}, "", fmt.Errorf("invalid configuration: %w", err)
 	}
 	return cfg.WithDefaults(), o.logLevel, nil
+}
+
+// loadServeConfig is parseServeConfig before validation and defaults. Flags
+// are parsed twice: first to find the file (and report usage errors, with
+// the defaults shown by -h), then bound into the file's configuration so
+// that only the flags given override it.
+func loadServeConfig(args []string, stderr io.Writer) (serveconfig.Config, *serveOnly, error) {
+	shown := serveconfig.Config{}.WithDefaults()
+	fs, first := newServeFlagSet(stderr, &shown)
+	if err := fs.Parse(args); err != nil {
+		return serveconfig.Config{}, nil, err
+	}
+	if fs.NArg() > 0 {
+		return serveconfig.Config{}, nil, fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+	}
+	var cfg serveconfig.Config
+	if first.configPath != "" {
+		var err error
+		if cfg, err = serveconfig.Load(first.configPath); err != nil {
+			return serveconfig.Config{}, nil, err
+		}
+	}
+	fs, o := newServeFlagSet(io.Discard, &cfg)
+	if err := fs.Parse(args); err != nil { // parsed once already: cannot fail
+		return serveconfig.Config{}, nil, err
+	}
+	if err := applyTokenizerFlags(&cfg, o); err != nil {
+		return serveconfig.Config{}, nil, err
+	}
+	return cfg, o, nil
 }
 
 func newServeFlagSet(stderr io.Writer, cfg *serveconfig.Config) (*flag.FlagSet, *serveOnly) {
