@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 )
 
 // renderedServeConfig returns the router's config file from its ConfigMap.
@@ -21,14 +21,14 @@ func renderedServeConfig(t testing.TB, docs []doc) string {
 }
 
 // TestServeConfigDecodes decodes each value set's router configuration the
-// way `warmroute serve --config` does: strictly into api.ServeConfig, then
+// way `warmroute serve --config` does: strictly into serveconfig.Config, then
 // Validate.
 func TestServeConfigDecodes(t *testing.T) {
 	for _, vs := range valueSets {
 		t.Run(vs.name, func(t *testing.T) {
 			raw := renderedServeConfig(t, render(t, vs.vals))
-			var cfg api.ServeConfig
-			if err := yaml.UnmarshalStrict([]byte(raw), &cfg); err != nil {
+			cfg, err := serveconfig.Parse([]byte(raw), "serve.yaml")
+			if err != nil {
 				t.Fatalf("decoding rendered serve.yaml: %v\n%s", err, raw)
 			}
 			if err := cfg.Validate(); err != nil {
@@ -41,8 +41,8 @@ func TestServeConfigDecodes(t *testing.T) {
 // The listen addresses come from router.ports so Services and probes match.
 func TestServeConfigAddresses(t *testing.T) {
 	raw := renderedServeConfig(t, render(t, m{"router": m{"ports": m{"grpc": 19002, "admin": 19090}}}))
-	var cfg api.ServeConfig
-	if err := yaml.UnmarshalStrict([]byte(raw), &cfg); err != nil {
+	cfg, err := serveconfig.Parse([]byte(raw), "serve.yaml")
+	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.GRPCAddr != ":19002" || cfg.AdminAddr != ":19090" {
@@ -68,8 +68,8 @@ func TestServeConfigEvents(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var cfg api.ServeConfig
-			if err := yaml.UnmarshalStrict([]byte(renderedServeConfig(t, render(t, c.vals))), &cfg); err != nil {
+			cfg, err := serveconfig.Parse([]byte(renderedServeConfig(t, render(t, c.vals))), "serve.yaml")
+			if err != nil {
 				t.Fatal(err)
 			}
 			if cfg.Events != c.want {

@@ -7,17 +7,23 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Load reads the YAML (or JSON) file at path strictly: an unknown or
-// duplicate key is an error, so a misspelt setting never silently means its
-// default. Defaults are not applied; call WithDefaults after flags.
+// Load reads the YAML (or JSON) file at path with Parse.
 func Load(path string) (Config, error) {
-	var cfg Config
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return cfg, fmt.Errorf("reading config: %w", err)
+		return Config{}, fmt.Errorf("reading config: %w", err)
 	}
-	if err := yaml.UnmarshalStrict(b, &cfg); err != nil {
-		return cfg, fmt.Errorf("parsing config %s: %w", path, err)
+	return Parse(b, path)
+}
+
+// Parse decodes a configuration file's bytes strictly: an unknown or
+// duplicate key is an error, so a misspelt setting never silently means its
+// default. name is used in errors. Defaults are not applied; call
+// WithDefaults after flags.
+func Parse(data []byte, name string) (Config, error) {
+	var cfg Config
+	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
+		return Config{}, fmt.Errorf("parsing config %s: %w", name, err)
 	}
 	return cfg, nil
 }
