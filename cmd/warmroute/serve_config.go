@@ -36,7 +36,7 @@ func (f *endpointsFlag) Set(v string) error {
 // is given overrides the configuration file.
 type serveFlags struct {
 	configPath  string
-	logLevel    string
+	log         *logFlags
 	overrides   api.ServeConfig
 	endpoints   endpointsFlag
 	pipeline    pipelineFlags
@@ -51,7 +51,7 @@ func newServeFlagSet(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 	f := &serveFlags{}
 	o := &f.overrides
 	fs.StringVar(&f.configPath, "config", "", "YAML configuration file (schema: api.ServeConfig)")
-	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.log = addLogFlags(fs)
 	fs.StringVar(&o.GRPCAddr, "grpc-addr", "", "ext_proc gRPC listen address (default "+api.DefaultGRPCAddr+")")
 	fs.StringVar(&o.AdminAddr, "admin-addr", "", "admin HTTP listen address (default "+api.DefaultAdminAddr+")")
 	fs.Var(&f.endpoints, "endpoints", "MODEL=IP:PORT[,IP:PORT...]: a pool named MODEL (repeatable; replaces the file's pools)")
@@ -73,29 +73,30 @@ func newServeFlagSet(stderr io.Writer) (*flag.FlagSet, *serveFlags) {
 
 // parseServeConfig reads the file named by --config, applies the flags that
 // were set, fills defaults and validates.
-func parseServeConfig(args []string, stderr io.Writer) (api.ServeConfig, string, error) {
+func parseServeConfig(args []string, stderr io.Writer) (api.ServeConfig, *logFlags, error) {
 	fs, f := newServeFlagSet(stderr)
-	if err := fs.Parse(args); err != nil {
-		return api.ServeConfig{}, "", err
-	}
-	if fs.NArg() > 0 {
-		return api.ServeConfig{}, "", fmt.Errorf("serve: unexpected arguments %q", fs.Args())
+	if err := parseFlags(fs, args); err != nil {
+		return api.ServeConfig{}, nil, err
 	}
 	var cfg api.ServeConfig
 	if f.configPath != "" {
 		var err error
 		if cfg, err = readServeConfigFile(f.configPath); err != nil {
-			return api.ServeConfig{}, "", err
+			return api.ServeConfig{}, nil, err
 		}
 	}
 	fs.Visit(func(fl *flag.Flag) { applyServeFlag(&cfg, f, fl.Name) })
 	if err := applyTokenizerFlags(&cfg, &f.pipeline); err != nil {
-		return api.ServeConfig{}, "", err
+		return api.ServeConfig{}, nil, asUsage(err)
 	}
 	if err := cfg.Validate(); err != nil {
-		return api.ServeConfig{}, "", fmt.Errorf("invalid configuration: %w", err)
+		err = fmt.Errorf("invalid configuration: %w", err)
+		if f.configPath == "" { // every setting came from the command line
+			err = asUsage(err)
+		}
+		return api.ServeConfig{}, nil, err
 	}
-	return cfg.WithDefaults(), f.logLevel, nil
+	return cfg.WithDefaults(), f.log, nil
 }
 
 func applyServeFlag(cfg *api.ServeConfig, f *serveFlags, name string) {

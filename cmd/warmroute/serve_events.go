@@ -202,13 +202,13 @@ type eventsFlags struct {
 func (e *eventsFlags) register(fs *flag.FlagSet) {
 	o := &e.o
 	fs.BoolVar(&o.Disabled, "no-events", false, "do not ingest KV events (no NATS, no discovery)")
-	fs.StringVar(&o.URL, "nats", "", "external NATS URL(s), comma-separated (default: run an embedded server)")
+	fs.StringVar(&o.URL, "nats-url", "", "external NATS URL(s), comma-separated (default: run an embedded server)")
 	fs.StringVar(&o.CredsFile, "nats-creds", "", "NATS credentials file")
 	fs.StringVar(&o.NKeySeedFile, "nats-nkey", "", "NATS NKey seed file")
 	fs.StringVar(&o.TLS.CAFile, "nats-ca", "", "NATS TLS CA file")
 	fs.StringVar(&o.TLS.CertFile, "nats-cert", "", "NATS TLS client certificate")
 	fs.StringVar(&o.TLS.KeyFile, "nats-key", "", "NATS TLS client key")
-	fs.StringVar(&o.Listen, "nats-listen", "", "embedded NATS listen address (default "+api.DefaultEventsListen+")")
+	fs.StringVar(&o.Listen, "nats-addr", "", "embedded NATS listen address (default "+api.DefaultEventsListen+")")
 	fs.BoolVar(&o.JetStream.Enabled, "jetstream", false, "retain events in a JetStream stream and replay it at start-up")
 	fs.StringVar(&o.JetStream.Stream, "jetstream-stream", "", "JetStream stream name (default "+api.DefaultEventsStream+")")
 	fs.DurationVar(&e.maxAge, "jetstream-max-age", 0, "how long the stream retains events (default 10m)")
@@ -223,7 +223,7 @@ func (e *eventsFlags) apply(cfg *api.EventsConfig, name string) bool {
 	switch name {
 	case "no-events":
 		cfg.Disabled = o.Disabled
-	case "nats":
+	case "nats-url":
 		cfg.URL = o.URL
 	case "nats-creds":
 		cfg.CredsFile = o.CredsFile
@@ -235,7 +235,7 @@ func (e *eventsFlags) apply(cfg *api.EventsConfig, name string) bool {
 		cfg.TLS.CertFile = o.TLS.CertFile
 	case "nats-key":
 		cfg.TLS.KeyFile = o.TLS.KeyFile
-	case "nats-listen":
+	case "nats-addr":
 		cfg.Listen = o.Listen
 	case "jetstream":
 		cfg.JetStream.Enabled = o.JetStream.Enabled

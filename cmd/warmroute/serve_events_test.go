@@ -289,9 +289,9 @@ func TestEventsFlags(t *testing.T) {
 		want api.EventsConfig
 	}{
 		{"none", nil, api.EventsConfig{}},
-		{"external", []string{"--nats", "nats://n:4222", "--nats-creds", "u.creds", "--nats-ca", "ca.pem"},
+		{"external", []string{"--nats-url", "nats://n:4222", "--nats-creds", "u.creds", "--nats-ca", "ca.pem"},
 			api.EventsConfig{URL: "nats://n:4222", CredsFile: "u.creds", TLS: api.NATSTLSConfig{CAFile: "ca.pem"}}},
-		{"embedded jetstream", []string{"--nats-listen", "0.0.0.0:4222", "--jetstream", "--jetstream-max-age", "90s",
+		{"embedded jetstream", []string{"--nats-addr", "0.0.0.0:4222", "--jetstream", "--jetstream-max-age", "90s",
 			"--jetstream-dir", "/var/lib/wr", "--jetstream-stream", "S"},
 			api.EventsConfig{Listen: "0.0.0.0:4222", JetStream: api.JetStreamConfig{Enabled: true, Stream: "S",
 				MaxAge: api.Duration(90 * time.Second), StoreDir: "/var/lib/wr"}}},

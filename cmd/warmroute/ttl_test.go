@@ -27,16 +27,16 @@ func TestTTLCommand(t *testing.T) {
 	}{
 		{"no command", nil, "", "missing command"},
 		{"unknown command", []string{"tune"}, "", `unknown command "tune"`},
-		{"advise without admin", []string{"advise"}, "", "want --admin"},
-		{"advise", []string{"advise", "--admin", admin.URL}, "mode static  percentile p99\n", ""},
-		{"advise, admin down", []string{"advise", "--admin", "http://127.0.0.1:1"}, "", "reading router admin endpoint"},
+		{"advise without admin", []string{"advise"}, "", "want --admin-url"},
+		{"advise", []string{"advise", "--admin-url", admin.URL}, "mode static  percentile p99\n", ""},
+		{"advise, admin down", []string{"advise", "--admin-url", "http://127.0.0.1:1"}, "", "reading router admin endpoint"},
 		{"validate without target", []string{"validate", "--model", "m", "--block-size", "16", "--gaps", "10ms"}, "", "target"},
 		{"validate mixing models", []string{"validate", "--model", "a", "--model", "b"}, "", "cache identity must stay fixed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			err := runTTLTo(context.Background(), tt.args, &out, &errOut)
+			err := runTTL(context.Background(), tt.args, &out, &errOut)
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
 			}
