@@ -4,10 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/warmroute/warmroute/api"
 )
@@ -139,12 +136,6 @@ func applyServeFlag(cfg *api.ServeConfig, f *serveFlags, name string) {
 
 func readServeConfigFile(path string) (api.ServeConfig, error) {
 	var cfg api.ServeConfig
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return cfg, fmt.Errorf("reading config: %w", err)
-	}
-	if err := yaml.UnmarshalStrict(b, &cfg); err != nil {
-		return cfg, fmt.Errorf("parsing config %s: %w", path, err)
-	}
-	return cfg, nil
+	err := decodeConfigFile(path, &cfg)
+	return cfg, err
 }
