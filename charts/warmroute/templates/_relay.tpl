@@ -47,6 +47,8 @@ from the pod IP so it matches what the router routes to.
 - --nats-creds={{ include "warmroute.natsCredsPath" . }}
 {{- end }}
 - --admin-addr=:{{ $r.adminPort }}
+- --log-level={{ $r.logLevel }}
+- --log-format={{ $r.logFormat }}
 {{- range $r.extraArgs }}
 - {{ . | quote }}
 {{- end }}
