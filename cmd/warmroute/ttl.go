@@ -29,22 +29,40 @@ const ttlUsage = "usage: warmroute ttl validate|advise [flags]\n\n" +
 	"  advise    print the router's TTL advice table from its admin endpoint\n\n" +
 	"Run 'warmroute ttl <command> -h' for its flags."
 
+// runTTL dispatches to a ttl command. --log-format and --log-level may come
+// before the command too (warmroute ttl --log-format json validate ...); they
+// are handed on to it.
 func runTTL(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, ttlUsage)
+	fs := flag.NewFlagSet("ttl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, ttlUsage+"\n\nflags before the command:")
+		fs.PrintDefaults()
+	}
+	addLogFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return asUsage(err)
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		fs.Usage()
 		return usageErrorf("ttl: missing command")
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(stderr, ttlUsage)
+	if rest[0] == "help" {
+		fs.Usage()
 		return errHelp
 	}
-	c, ok := ttlCommands[args[0]]
+	c, ok := ttlCommands[rest[0]]
 	if !ok {
-		fmt.Fprintln(stderr, ttlUsage)
-		return usageErrorf("ttl: unknown command %q (want validate or advise)", args[0])
+		fs.Usage()
+		return usageErrorf("ttl: unknown command %q (want validate or advise)", rest[0])
 	}
-	return c(ctx, args[1:], stdout, stderr)
+	var inherited []string
+	fs.Visit(func(f *flag.Flag) { inherited = append(inherited, "--"+f.Name+"="+f.Value.String()) })
+	return c(ctx, append(inherited, rest[1:]...), stdout, stderr)
 }
 
 func runTTLValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -46,3 +46,31 @@ func TestTTLCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestTTLLogFlagsBeforeTheCommand: flags given to ttl reach the command.
+func TestTTLLogFlagsBeforeTheCommand(t *testing.T) {
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "table\n")
+	}))
+	defer admin.Close()
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"before", []string{"--log-format", "json", "--log-level", "debug", "advise", "--admin-url", admin.URL}, `"level":"DEBUG"`},
+		{"after", []string{"advise", "--log-format=json", "--log-level=debug", "--admin-url", admin.URL}, `"level":"DEBUG"`},
+		{"command's own wins", []string{"--log-format", "json", "advise", "--log-format", "text", "--log-level", "debug", "--admin-url", admin.URL}, "level=DEBUG"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if err := runTTL(context.Background(), tt.args, &out, &errOut); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(errOut.String(), tt.want) || out.String() != "table\n" {
+				t.Errorf("stdout %q, stderr %q; want the table and a log line with %s", out.String(), errOut.String(), tt.want)
+			}
+		})
+	}
+}
