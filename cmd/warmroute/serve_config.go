@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/cmd/warmroute/internal/configfile"
 )
 
 // endpointsFlag collects repeated --endpoints MODEL=IP:PORT,IP:PORT values.
@@ -136,6 +137,6 @@ func applyServeFlag(cfg *api.ServeConfig, f *serveFlags, name string) {
 
 func readServeConfigFile(path string) (api.ServeConfig, error) {
 	var cfg api.ServeConfig
-	err := decodeConfigFile(path, &cfg)
+	err := configfile.Decode(path, &cfg)
 	return cfg, err
 }

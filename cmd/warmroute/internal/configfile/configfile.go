@@ -1,4 +1,7 @@
-package main
+// Package configfile decodes a YAML configuration file into a struct with
+// JSON tags as strictly as sigs.k8s.io/yaml.UnmarshalStrict (unknown and
+// repeated keys are errors) and says where a problem is: "path:line: message".
+package configfile
 
 import (
 	"encoding"
@@ -15,13 +18,13 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// decodeConfigFile decodes the YAML file at path into v, a pointer to a
-// struct with JSON tags, exactly as sigs.k8s.io/yaml.UnmarshalStrict does:
+// Decode decodes the YAML file at path into v, a pointer to a struct with
+// JSON tags, exactly as sigs.k8s.io/yaml.UnmarshalStrict does:
 // unknown and duplicate keys are errors. The decode itself is left to
 // sigs.k8s.io/yaml so the file keeps JSON-tag semantics; this function only
 // finds where a problem is, and reports it as "path:line: message" when it
 // can, the way compilers do, so an editor can jump to it.
-func decodeConfigFile(path string, v any) error {
+func Decode(path string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("reading config: %w", err)

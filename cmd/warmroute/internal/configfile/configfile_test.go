@@ -1,4 +1,4 @@
-package main
+package configfile
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 	"github.com/warmroute/warmroute/api"
 )
 
-func TestDecodeConfigFile(t *testing.T) {
+func TestDecode(t *testing.T) {
 	tests := []struct {
 		name    string
 		file    string
@@ -39,14 +39,14 @@ func TestDecodeConfigFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			var cfg api.ServeConfig
-			err := decodeConfigFile(path, &cfg)
+			err := Decode(path, &cfg)
 			if tt.wantErr == "" {
 				if err != nil {
-					t.Fatalf("decodeConfigFile: %v", err)
+					t.Fatalf("Decode: %v", err)
 				}
 				var want api.ServeConfig
 				if err := yaml.UnmarshalStrict([]byte(tt.file), &want); err != nil {
-					t.Fatalf("sigs.k8s.io/yaml rejects what decodeConfigFile accepts: %v", err)
+					t.Fatalf("sigs.k8s.io/yaml rejects what Decode accepts: %v", err)
 				}
 				a, _ := yaml.Marshal(cfg)
 				b, _ := yaml.Marshal(want)
@@ -61,15 +61,15 @@ func TestDecodeConfigFile(t *testing.T) {
 			}
 			// Same strictness as before: sigs.k8s.io/yaml rejects it too.
 			if yaml.UnmarshalStrict([]byte(tt.file), &cfg) == nil {
-				t.Errorf("sigs.k8s.io/yaml accepts what decodeConfigFile rejects")
+				t.Errorf("sigs.k8s.io/yaml accepts what Decode rejects")
 			}
 		})
 	}
 }
 
-func TestDecodeConfigFileUnreadable(t *testing.T) {
+func TestDecodeUnreadable(t *testing.T) {
 	var cfg api.ServeConfig
-	err := decodeConfigFile(filepath.Join(t.TempDir(), "missing.yaml"), &cfg)
+	err := Decode(filepath.Join(t.TempDir(), "missing.yaml"), &cfg)
 	if err == nil || !strings.HasPrefix(err.Error(), "reading config: ") {
 		t.Errorf("error %v, want reading config: ...", err)
 	}
