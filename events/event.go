@@ -71,7 +71,8 @@ type Event struct {
 	// BlockHashes are the engine's block hashes, normalised to uint64: uint64
 	// as is, negative int64 by two's complement, bin as its last 8 bytes
 	// big-endian. They identify blocks for BlockRemoved; they are not
-	// reproducible by a router (see FACTS.md) and must never be logged above debug.
+	// reproducible by a router (vLLM hashes from a random per-process seed)
+	// and must never be logged above debug.
 	BlockHashes []uint64
 	// ParentHash is the hash of the block before BlockHashes[0]; HasParent is
 	// false for a chain that starts at the first block.

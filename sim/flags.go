@@ -43,8 +43,8 @@ func (o *Options) bindCacheFlags(fs *flag.FlagSet) {
 }
 
 func (o *Options) bindEventFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.KVEventsEndpoint, "kv-events-endpoint", "", "bind a ZMQ PUB socket here for KV events, e.g. tcp://127.0.0.1:5557")
-	fs.StringVar(&o.KVReplayEndpoint, "kv-replay-endpoint", "", "bind the KV event replay ROUTER socket here, e.g. tcp://127.0.0.1:5558")
+	fs.StringVar(&o.KVEventsEndpoint, "kv-events-url", "", "bind a ZMQ PUB socket here for KV events, e.g. tcp://127.0.0.1:5557")
+	fs.StringVar(&o.KVReplayEndpoint, "kv-replay-url", "", "bind the KV event replay ROUTER socket here, e.g. tcp://127.0.0.1:5558")
 	fs.StringVar(&o.KVEventsTopic, "kv-events-topic", "", "topic frame of every KV event message")
 	o.KVEventsFormat = FormatMap
 	fs.Var(&o.KVEventsFormat, "kv-events-format", "event layout: map (vLLM >= 0.24) or array (legacy)")

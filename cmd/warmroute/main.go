@@ -5,21 +5,22 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/warmroute/warmroute/buildinfo"
 )
 
 // subcommand runs one mode of the binary. It owns its flag set, parses args
 // (without the subcommand name) and returns when ctx is cancelled or it fails.
+// Command-line problems come back as usage errors (see exit.go).
 type subcommand struct {
 	summary string
-	run     func(ctx context.Context, args []string, stderr io.Writer) error
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // subcommands is filled by each subcommand's file in init, so adding a mode
@@ -30,30 +31,39 @@ func register(name string, c subcommand) { subcommands[name] = c }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stderr)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "warmroute:", err)
-		}
-		os.Exit(2)
-	}
+	os.Exit(exitCode(err, os.Stderr))
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return errors.New("missing subcommand")
+		return usageErrorf("missing subcommand")
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(stderr)
+		return errHelp
+	case "help":
+		if len(args) == 1 {
+			usage(stderr)
+			return errHelp
 		}
-		return flag.ErrHelp
+		return run(ctx, []string{args[1], "-h"}, stdout, stderr)
+	case "version", "-version", "--version":
+		if len(args) > 1 {
+			return usageErrorf("version: unexpected arguments %q", args[1:])
+		}
+		_, err := fmt.Fprintln(stdout, buildinfo.Read())
+		return err
 	}
 	c, ok := subcommands[args[0]]
 	if !ok {
 		usage(stderr)
-		return fmt.Errorf("unknown subcommand %q", args[0])
+		return usageErrorf("unknown subcommand %q", args[0])
 	}
-	return c.run(ctx, args[1:], stderr)
+	return c.run(ctx, args[1:], stdout, stderr)
 }
 
 func usage(w io.Writer) {
@@ -66,5 +76,6 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, subcommands[n].summary)
 	}
+	fmt.Fprintf(w, "  %-8s %s\n", "version", "print the version, VCS revision and Go version")
 	fmt.Fprintln(w, "\nRun 'warmroute <subcommand> -h' for its flags.")
 }

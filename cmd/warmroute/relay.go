@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/warmroute/warmroute/buildinfo"
 	"github.com/warmroute/warmroute/events"
 )
 
@@ -24,23 +25,31 @@ func init() {
 	})
 }
 
-func relayFlags(stderr io.Writer) (*flag.FlagSet, *events.RelayConfig, *events.ConnectOptions, *string) {
+// relayFlags are the settings of `warmroute relay`.
+type relayFlags struct {
+	relay events.RelayConfig
+	nats  events.ConnectOptions
+	admin string
+	log   *logFlags
+}
+
+func newRelayFlagSet(stderr io.Writer) (*flag.FlagSet, *relayFlags) {
 	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var c events.RelayConfig
-	var n events.ConnectOptions
-	fs.StringVar(&c.EventsEndpoint, "zmq", "tcp://127.0.0.1:5557", "engine's ZMQ PUB endpoint")
-	fs.BoolVar(&c.ListenEvents, "zmq-listen", false, "bind the ZMQ endpoint (when the engine connects)")
-	fs.StringVar(&c.ReplayEndpoint, "replay", "", "engine's ZMQ replay ROUTER endpoint (empty: gaps reset)")
+	f := &relayFlags{}
+	c, n := &f.relay, &f.nats
+	fs.StringVar(&c.EventsEndpoint, "zmq-url", "tcp://127.0.0.1:5557", "engine's ZMQ PUB endpoint")
+	fs.BoolVar(&c.ListenEvents, "zmq-listen", false, "bind --zmq-url (when the engine connects)")
+	fs.StringVar(&c.ReplayEndpoint, "replay-url", "", "engine's ZMQ replay ROUTER endpoint (empty: gaps reset)")
 	fs.StringVar(&c.Topic, "topic", "", "ZMQ topic prefix to subscribe to")
 	fs.StringVar(&c.Model, "model", "", "model name served by the engine (required)")
-	fs.StringVar(&c.Endpoint, "endpoint", "", "engine's HTTP ip:port as routed to (required)")
+	fs.StringVar(&c.Endpoint, "endpoint-addr", "", "engine's HTTP ip:port as routed to (required)")
 	fs.IntVar(&c.DPRank, "dp-rank", 0, "engine data-parallel rank of this stream")
 	fs.IntVar(&c.BlockSize, "block-size", 0, "engine KV block size, reported in heartbeats")
-	fs.StringVar(&c.MetricsURL, "engine-metrics", "", "engine /metrics URL to scrape load gauges from")
+	fs.StringVar(&c.MetricsURL, "engine-metrics-url", "", "engine /metrics URL to scrape load gauges from")
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeat", events.DefaultHeartbeatInterval, "heartbeat interval")
 	fs.IntVar(&c.BufferSize, "buffer", events.DefaultRelayBuffer, "messages buffered while NATS is away")
-	fs.StringVar(&n.URL, "nats", "nats://127.0.0.1:4222", "NATS URL(s), comma-separated")
+	fs.StringVar(&n.URL, "nats-url", "nats://127.0.0.1:4222", "NATS URL(s), comma-separated")
 	fs.StringVar(&n.CredsFile, "nats-creds", "", "NATS credentials file")
 	fs.StringVar(&n.NKeySeedFile, "nats-nkey", "", "NATS NKey seed file")
 	fs.StringVar(&n.CAFile, "nats-ca", "", "NATS TLS CA file")
@@ -48,29 +57,37 @@ func relayFlags(stderr io.Writer) (*flag.FlagSet, *events.RelayConfig, *events.C
 	fs.StringVar(&n.KeyFile, "nats-key", "", "NATS TLS client key")
 	fs.StringVar(&c.Stream.Name, "jetstream-stream", "", "JetStream stream to create so routers can replay events (empty: none)")
 	fs.DurationVar(&c.Stream.MaxAge, "jetstream-max-age", events.DefaultStreamMaxAge, "how long the stream retains events")
-	admin := fs.String("admin", ":9091", "admin HTTP address for /metrics (empty: off)")
-	return fs, &c, &n, admin
+	fs.StringVar(&f.admin, "admin-addr", ":9091", "admin HTTP address for /metrics (empty: off)")
+	f.log = addLogFlags(fs)
+	return fs, f
 }
 
-func runRelay(ctx context.Context, args []string, stderr io.Writer) error {
-	fs, cfg, natsOpts, admin := relayFlags(stderr)
-	if err := fs.Parse(args); err != nil {
+func runRelay(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs, f := newRelayFlagSet(stderr)
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	natsOpts.Name = "warmroute-relay " + cfg.Endpoint
-	nc, err := natsOpts.Connect()
+	cfg := &f.relay
+	if err := cfg.WithDefaults().Validate(); err != nil { // every setting is a flag
+		return asUsage(fmt.Errorf("relay: %w", err))
+	}
+	log := f.log.logger(stderr)
+	f.nats.Name = "warmroute-relay " + cfg.Endpoint
+	nc, err := f.nats.Connect()
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	reg := prometheus.NewRegistry()
+	if _, err := buildinfo.NewMetrics(reg); err != nil {
+		return err
+	}
 	relay, err := events.NewRelay(*cfg, nc, reg, log)
 	if err != nil {
 		return err
 	}
-	if *admin != "" {
-		stop, err := serveMetrics(*admin, reg)
+	if f.admin != "" {
+		stop, err := serveMetrics(f.admin, reg, log)
 		if err != nil {
 			return err
 		}
@@ -81,7 +98,7 @@ func runRelay(ctx context.Context, args []string, stderr io.Writer) error {
 }
 
 // serveMetrics serves /metrics on addr until the returned stop is called.
-func serveMetrics(addr string, reg *prometheus.Registry) (stop func(), err error) {
+func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on admin address: %w", err)
@@ -93,7 +110,7 @@ func serveMetrics(addr string, reg *prometheus.Registry) (stop func(), err error
 	go func() {
 		defer close(done)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			slog.Warn("admin server stopped", "err", err)
+			log.Warn("admin server stopped", "err", err)
 		}
 	}()
 	return func() {

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/warmroute/warmroute/buildinfo"
 	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/extproc"
 	"github.com/warmroute/warmroute/index/ttl"
@@ -32,28 +33,16 @@ func init() {
 	})
 }
 
-func runServe(ctx context.Context, args []string, stderr io.Writer) error {
-	cfg, level, err := parseServeConfig(args, stderr)
+func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
+	cfg, logf, err := parseServeConfig(args, stderr)
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(stderr, level)
-	if err != nil {
-		return err
-	}
-	r, err := newRouter(cfg, log)
+	r, err := newRouter(cfg, logf.logger(stderr))
 	if err != nil {
 		return err
 	}
 	return r.run(ctx)
-}
-
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
 // router is the wiring of `warmroute serve`: the ext_proc gRPC server with its
@@ -75,6 +64,9 @@ type router struct {
 func newRouter(cfg serveconfig.Config, log *slog.Logger) (*router, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if _, err := buildinfo.NewMetrics(reg); err != nil {
+		return nil, err
+	}
 	link, share := &eventsLink{}, &predictionLink{}
 	ctrl, err := newTTL(cfg, link, reg, log)
 	if err != nil {

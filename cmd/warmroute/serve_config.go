@@ -20,7 +20,7 @@ import (
 // the other flags define.
 type serveOnly struct {
 	configPath string
-	logLevel   string
+	log        *logFlags
 	tokenizers tokenizerFlag
 	tokMode    string
 }
@@ -31,7 +31,7 @@ type serveOnly struct {
 // the file's value; bound to the defaults, -h shows them.
 func bindServeFlags(fs *flag.FlagSet, cfg *serveconfig.Config, o *serveOnly) {
 	fs.StringVar(&o.configPath, "config", "", "YAML configuration file (every setting is in the README's reference)")
-	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	o.log = addLogFlags(fs)
 	bindServerFlags(fs, cfg)
 	bindRoutingFlags(fs, cfg, o)
 	bindEventFlags(fs, cfg)
@@ -69,13 +69,13 @@ func bindRoutingFlags(fs *flag.FlagSet, c *serveconfig.Config, o *serveOnly) {
 func bindEventFlags(fs *flag.FlagSet, c *serveconfig.Config) {
 	e := &c.Events
 	fs.BoolVar(&e.Disabled, "no-events", e.Disabled, "do not ingest KV events (no NATS, no discovery)")
-	fs.StringVar(&e.URL, "nats", e.URL, "external NATS URL(s), comma-separated (default: run an embedded server)")
+	fs.StringVar(&e.URL, "nats-url", e.URL, "external NATS URL(s), comma-separated (default: run an embedded server)")
 	fs.StringVar(&e.CredsFile, "nats-creds", e.CredsFile, "NATS credentials file")
 	fs.StringVar(&e.NKeySeedFile, "nats-nkey", e.NKeySeedFile, "NATS NKey seed file")
 	fs.StringVar(&e.TLS.CAFile, "nats-ca", e.TLS.CAFile, "NATS TLS CA file")
 	fs.StringVar(&e.TLS.CertFile, "nats-cert", e.TLS.CertFile, "NATS TLS client certificate")
 	fs.StringVar(&e.TLS.KeyFile, "nats-key", e.TLS.KeyFile, "NATS TLS client key")
-	fs.StringVar(&e.Listen, "nats-listen", e.Listen, "embedded NATS listen address")
+	fs.StringVar(&e.Listen, "nats-addr", e.Listen, "embedded NATS listen address")
 	fs.BoolVar(&e.JetStream.Enabled, "jetstream", e.JetStream.Enabled, "retain events in a JetStream stream and replay it at start-up")
 	durationVar(fs, &e.JetStream.MaxAge, "jetstream-max-age", "how long the stream retains events")
 	fs.StringVar(&e.JetStream.StoreDir, "jetstream-dir", e.JetStream.StoreDir, "embedded JetStream store directory (default: temporary)")
@@ -97,16 +97,22 @@ func bindTTLFlags(fs *flag.FlagSet, c *serveconfig.Config) {
 }
 
 // parseServeConfig reads the file named by --config, applies the flags that
-// were given, fills defaults and validates.
-func parseServeConfig(args []string, stderr io.Writer) (serveconfig.Config, string, error) {
+// were given, fills defaults and validates. Problems with the command line
+// are usage errors; so is an invalid configuration when every setting came
+// from the command line.
+func parseServeConfig(args []string, stderr io.Writer) (serveconfig.Config, *logFlags, error) {
 	cfg, o, err := loadServeConfig(args, stderr)
 	if err != nil {
-		return serveconfig.Config{}, "", err
+		return serveconfig.Config{}, nil, err
 	}
 	if err := cfg.Validate(); err != nil {
-		return serveconfig.Config{}, "", fmt.Errorf("invalid configuration: %w", err)
+		err = fmt.Errorf("invalid configuration: %w", err)
+		if o.configPath == "" {
+			err = asUsage(err)
+		}
+		return serveconfig.Config{}, nil, err
 	}
-	return cfg.WithDefaults(), o.logLevel, nil
+	return cfg.WithDefaults(), o.log, nil
 }
 
 // loadServeConfig is parseServeConfig before validation and defaults. Flags
@@ -116,11 +122,8 @@ func parseServeConfig(args []string, stderr io.Writer) (serveconfig.Config, stri
 func loadServeConfig(args []string, stderr io.Writer) (serveconfig.Config, *serveOnly, error) {
 	shown := serveconfig.Config{}.WithDefaults()
 	fs, first := newServeFlagSet(stderr, &shown)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return serveconfig.Config{}, nil, err
-	}
-	if fs.NArg() > 0 {
-		return serveconfig.Config{}, nil, fmt.Errorf("serve: unexpected arguments %q", fs.Args())
 	}
 	var cfg serveconfig.Config
 	if first.configPath != "" {
@@ -130,11 +133,11 @@ func loadServeConfig(args []string, stderr io.Writer) (serveconfig.Config, *serv
 		}
 	}
 	fs, o := newServeFlagSet(io.Discard, &cfg)
-	if err := fs.Parse(args); err != nil { // parsed once already: cannot fail
+	if err := parseFlags(fs, args); err != nil { // parsed once already: cannot fail
 		return serveconfig.Config{}, nil, err
 	}
 	if err := applyTokenizerFlags(&cfg, o); err != nil {
-		return serveconfig.Config{}, nil, err
+		return serveconfig.Config{}, nil, asUsage(err)
 	}
 	return cfg, o, nil
 }

@@ -115,7 +115,7 @@ func TestRouterAdminAndHealth(t *testing.T) {
 		t.Errorf("destination = %q, want 10.0.0.1:8000", dest)
 	}
 	_, metrics := httpGet(t, "http://"+adminAddr+"/metrics")
-	for _, name := range []string{"warmroute_extproc_requests_total", "warmroute_extproc_decision_duration_seconds", "warmroute_scorer_inflight_requests"} {
+	for _, name := range []string{"warmroute_extproc_requests_total", "warmroute_extproc_decision_duration_seconds", "warmroute_scorer_inflight_requests", "warmroute_build_info"} {
 		if !strings.Contains(metrics, name) {
 			t.Errorf("/metrics lacks %s", name)
 		}

@@ -15,17 +15,19 @@ func init() {
 	register("sim", subcommand{summary: "run an OpenAI-compatible model-server simulator", run: runSim})
 }
 
-func runSim(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("warmroute sim", flag.ContinueOnError)
+func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var opts sim.Options
 	opts.BindFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	logf := addLogFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("sim: unexpected arguments %q", fs.Args())
+	if err := opts.WithDefaults().Validate(); err != nil { // every option is a flag
+		return asUsage(fmt.Errorf("sim: %w", err))
 	}
+	log := logf.logger(stderr)
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", opts.Addr, err)
@@ -38,9 +40,9 @@ func runSim(ctx context.Context, args []string, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
-	fmt.Fprintf(stderr, "warmroute sim %s listening on %s\n", s.ID(), ln.Addr())
+	log.Info("warmroute sim listening", "id", s.ID(), "addr", ln.Addr().String())
 	if e := s.Engine(); e.EventsAddr() != "" {
-		fmt.Fprintf(stderr, "warmroute sim %s publishing kv events on %s (replay %q)\n", s.ID(), e.EventsAddr(), e.ReplayAddr())
+		log.Info("warmroute sim publishing kv events", "id", s.ID(), "events", e.EventsAddr(), "replay", e.ReplayAddr())
 	}
 	return s.Serve(ctx, ln)
 }

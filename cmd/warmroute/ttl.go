@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/warmroute/warmroute/cmd/warmroute/internal/gapsweep"
 )
@@ -25,44 +24,66 @@ var ttlCommands = map[string]func(ctx context.Context, args []string, stdout, st
 	"advise":   runTTLAdvise,
 }
 
-func runTTL(ctx context.Context, args []string, stderr io.Writer) error {
-	return runTTLTo(ctx, args, os.Stdout, stderr)
-}
+const ttlUsage = "usage: warmroute ttl validate|advise [flags]\n\n" +
+	"  validate  send paired requests at gaps around the TTL and report what each second request rested on\n" +
+	"  advise    print the router's TTL advice table from its admin endpoint\n\n" +
+	"Run 'warmroute ttl <command> -h' for its flags."
 
-// runTTLTo is runTTL with stdout passed in, for tests.
-func runTTLTo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stderr, "usage: warmroute ttl validate|advise [flags]\n\n"+
-			"  validate  send paired requests at gaps around the TTL and report what each second request rested on\n"+
-			"  advise    print the router's TTL advice table from its admin endpoint")
-		if len(args) == 0 {
-			return errors.New("ttl: missing command")
+// runTTL dispatches to a ttl command. --log-format and --log-level may come
+// before the command too (warmroute ttl --log-format json validate ...); they
+// are handed on to it.
+func runTTL(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("ttl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, ttlUsage+"\n\nflags before the command:")
+		fs.PrintDefaults()
+	}
+	addLogFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
 		}
-		return flag.ErrHelp
+		return asUsage(err)
 	}
-	c, ok := ttlCommands[args[0]]
+	rest := fs.Args()
+	if len(rest) == 0 {
+		fs.Usage()
+		return usageErrorf("ttl: missing command")
+	}
+	if rest[0] == "help" {
+		fs.Usage()
+		return errHelp
+	}
+	c, ok := ttlCommands[rest[0]]
 	if !ok {
-		return fmt.Errorf("ttl: unknown command %q (want validate or advise)", args[0])
+		fs.Usage()
+		return usageErrorf("ttl: unknown command %q (want validate or advise)", rest[0])
 	}
-	return c(ctx, args[1:], stdout, stderr)
+	var inherited []string
+	fs.Visit(func(f *flag.Flag) { inherited = append(inherited, "--"+f.Name+"="+f.Value.String()) })
+	return c(ctx, append(inherited, rest[1:]...), stdout, stderr)
 }
 
 func runTTLValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("warmroute ttl validate", flag.ContinueOnError)
+	fs := flag.NewFlagSet("ttl validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o gapsweep.Options
 	o.BindFlags(fs)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if err := fs.Parse(args); err != nil {
+	logf := addLogFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("ttl validate: unexpected arguments %q", fs.Args())
+	if err := o.WithDefaults().Validate(); err != nil { // every option is a flag
+		return asUsage(fmt.Errorf("ttl validate: %w", err))
 	}
 	s, err := gapsweep.New(o, nil)
 	if err != nil {
 		return fmt.Errorf("ttl validate: %w", err)
 	}
+	log := logf.logger(stderr)
+	log.Info("sweeping gaps", "target", o.Target, "admin", o.Admin, "model", o.Model)
 	res, runErr := s.Run(ctx)
 	if res != nil && (runErr == nil || len(res.Pairs) > 0) {
 		if err := writeResult(stdout, res, *asJSON); err != nil {
@@ -72,6 +93,7 @@ func runTTLValidate(ctx context.Context, args []string, stdout, stderr io.Writer
 	if runErr != nil {
 		return fmt.Errorf("ttl validate: %w", runErr)
 	}
+	log.Debug("sweep finished", "pairs", len(res.Pairs))
 	return nil
 }
 
@@ -88,17 +110,19 @@ func writeResult(w io.Writer, res *gapsweep.Result, asJSON bool) error {
 }
 
 func runTTLAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("warmroute ttl advise", flag.ContinueOnError)
+	fs := flag.NewFlagSet("ttl advise", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	admin := fs.String("admin", "", "router admin base URL, e.g. http://router:9090 (required)")
+	admin := fs.String("admin-url", "", "router admin base URL, e.g. http://router:9090 (required)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	if err := fs.Parse(args); err != nil {
+	logf := addLogFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *admin == "" || fs.NArg() > 0 {
-		return errors.New("ttl advise: want --admin URL and no arguments")
+	if *admin == "" {
+		return usageErrorf("ttl advise: want --admin-url")
 	}
 	a := gapsweep.Admin{Base: *admin}
+	logf.logger(stderr).Debug("reading the router's TTL report", "admin", *admin)
 	if !*asJSON {
 		b, err := a.Text(ctx)
 		if err != nil {

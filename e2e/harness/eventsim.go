@@ -49,7 +49,7 @@ func StartEventSim(ctx context.Context, bin, logDir string, o EventSimOptions) (
 	es := &EventSim{EventsPort: ports[1], ReplayPort: ports[2], BlockSize: o.BlockSize, bin: bin, logDir: logDir}
 	so := o.SimOptions
 	so.Args = append([]string{"--block-size", strconv.Itoa(o.BlockSize),
-		"--kv-events-endpoint", es.EventsURL(), "--kv-replay-endpoint", es.ReplayURL()}, so.Args...)
+		"--kv-events-url", es.EventsURL(), "--kv-replay-url", es.ReplayURL()}, so.Args...)
 	if o.NumBlocks > 0 {
 		so.Args = append(so.Args, "--num-blocks", strconv.Itoa(o.NumBlocks))
 	}

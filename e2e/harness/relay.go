@@ -55,10 +55,10 @@ func StartRelay(ctx context.Context, bin, logDir string, adminPort int, sim *Eve
 
 func (r *Relay) args() []string {
 	o := r.opts
-	args := []string{"relay", "-endpoint", r.Sim.Addr, "-model", o.Model, "-zmq", r.Sim.EventsURL(),
-		"-replay", r.Sim.ReplayURL(), "-nats", o.NATS, "-heartbeat", o.Heartbeat.String(),
-		"-block-size", strconv.Itoa(r.Sim.BlockSize), "-admin", r.AdminAddr,
-		"-engine-metrics", "http://" + r.Sim.Addr + "/metrics"}
+	args := []string{"relay", "--endpoint-addr", r.Sim.Addr, "-model", o.Model, "--zmq-url", r.Sim.EventsURL(),
+		"--replay-url", r.Sim.ReplayURL(), "--nats-url", o.NATS, "-heartbeat", o.Heartbeat.String(),
+		"-block-size", strconv.Itoa(r.Sim.BlockSize), "--admin-addr", r.AdminAddr,
+		"--engine-metrics-url", "http://" + r.Sim.Addr + "/metrics"}
 	if o.Stream != "" {
 		args = append(args, "-jetstream-stream", o.Stream)
 	}

@@ -30,13 +30,13 @@ func TestAdaptStep(t *testing.T) {
 	}
 }
 
-// TestAdaptiveMovesSlowly: with the seed's advice of 1.5 s the adaptive TTL
+// TestAdaptiveMovesSlowly: with the worked example's advice of 1.5 s the adaptive TTL
 // walks down from 2 s one 100 ms step per round, then holds once the advice
 // is within the 100 ms hysteresis band (a dead band: it does not chase the
 // last 100 ms, so noise around the advice never moves it).
 func TestAdaptiveMovesSlowly(t *testing.T) {
 	h := newHarness(t, Config{Mode: ModeAdaptive}, func(o *Options) { o.Backlog = backlog(250 * time.Millisecond) })
-	h.feed(0, "e", "m", seedLatencies())
+	h.feed(0, "e", "m", referenceLatencies())
 	want := []time.Duration{1900, 1800, 1700, 1600, 1600, 1600}
 	for i, w := range want {
 		h.step(h.clk.now())
@@ -71,7 +71,7 @@ func TestAdaptiveHysteresis(t *testing.T) {
 
 func TestAdaptiveWithoutSamplesStays(t *testing.T) {
 	h := newHarness(t, Config{Mode: ModeAdaptive, Static: dur(1500 * time.Millisecond)})
-	h.feed(0, "e", "m", seedLatencies()[:99]) // one short of MinSamples
+	h.feed(0, "e", "m", referenceLatencies()[:99]) // one short of MinSamples
 	for range 10 {
 		h.step(h.clk.now())
 	}
@@ -84,7 +84,7 @@ func TestAdaptiveWithoutSamplesStays(t *testing.T) {
 // pool-wide advice.
 func TestAdaptiveFollowsOverall(t *testing.T) {
 	h := newHarness(t, Config{Mode: ModeAdaptive, MinSamples: 50})
-	lat := seedLatencies()
+	lat := referenceLatencies()
 	h.feed(0, "a", "m", lat[:50])
 	h.feed(100, "b", "m", lat[50:]) // each pair alone: ready, different advice
 	h.feed(200, "c", "m", lat[:10]) // not ready: follows overall
@@ -99,7 +99,7 @@ func TestAdaptiveFollowsOverall(t *testing.T) {
 
 func TestAdviseModeKeepsStatic(t *testing.T) {
 	h := newHarness(t, Config{Mode: ModeAdvise})
-	h.feed(0, "e", "m", seedLatencies())
+	h.feed(0, "e", "m", referenceLatencies())
 	for range 5 {
 		h.step(h.clk.now())
 	}

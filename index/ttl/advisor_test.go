@@ -8,7 +8,7 @@ import (
 	"github.com/warmroute/warmroute/index"
 )
 
-func TestAdviseSeedExample(t *testing.T) {
+func TestAdviseReferenceExample(t *testing.T) {
 	tests := []struct {
 		name   string
 		pct    Percentile
@@ -26,25 +26,25 @@ func TestAdviseSeedExample(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := advisor{pct: tt.pct, jitter: 100 * time.Millisecond, maxStale: 3 * time.Second,
 				resolution: 10 * time.Millisecond, minSamples: 100}
-			adv := a.advise(seedLatencies(), 250*time.Millisecond)
+			adv := a.advise(referenceLatencies(), 250*time.Millisecond)
 			if !adv.Ready || adv.TTL.D() != tt.want || adv.Capped != tt.capped {
 				t.Fatalf("advice %+v, want ready TTL %v capped %v", adv, tt.want, tt.capped)
 			}
 			if adv.P50.D() != 180*time.Millisecond || adv.P95.D() != 620*time.Millisecond ||
 				adv.P99.D() != 1150*time.Millisecond || adv.Max.D() != 3*time.Second {
-				t.Fatalf("distribution %+v does not match the seed", adv)
+				t.Fatalf("distribution %+v does not match referenceLatencies", adv)
 			}
 		})
 	}
 }
 
-// TestAdviseSeedThroughController runs the seed's numbers through Begin,
+// TestAdviseReferenceThroughController runs referenceLatencies through Begin,
 // Observe, the backlog gauge and a Run step, and reads the exported advice.
-func TestAdviseSeedThroughController(t *testing.T) {
+func TestAdviseReferenceThroughController(t *testing.T) {
 	h := newHarness(t, Config{MaxStale: dur(3 * time.Second)}, func(o *Options) {
 		o.Backlog = backlog(250 * time.Millisecond)
 	})
-	h.feed(0, "10.0.0.1:8000", "llama", seedLatencies())
+	h.feed(0, "10.0.0.1:8000", "llama", referenceLatencies())
 	h.step(h.clk.now())
 	rep := h.Report()
 	if got := rep.Overall.Advice.TTL.D(); got != 1500*time.Millisecond {
@@ -93,7 +93,7 @@ func TestAdviseRoundsAfterArithmetic(t *testing.T) {
 
 func TestAdviseCap(t *testing.T) {
 	a := advisor{pct: 0.99, jitter: 100 * time.Millisecond, maxStale: 1200 * time.Millisecond, resolution: 10 * time.Millisecond, minSamples: 1}
-	adv := a.advise(seedLatencies(), 250*time.Millisecond)
+	adv := a.advise(referenceLatencies(), 250*time.Millisecond)
 	if adv.TTL.D() != 1200*time.Millisecond || !adv.Capped || adv.Raw.D() != 1500*time.Millisecond {
 		t.Fatalf("advice %+v, want raw 1.5s capped to 1.2s", adv)
 	}
@@ -243,7 +243,7 @@ func TestExposureSeedExample(t *testing.T) {
 		t.Fatalf("token exposure %v", e.Tokens)
 	}
 	if five := e.at(5 * time.Second); !near(five.Requests, 2.4) {
-		t.Fatalf("at 5s: %v, want 2.4 (the seed's second figure)", five.Requests)
+		t.Fatalf("at 5s: %v, want 2.4 (120 req/s x 0.004 x 5 s)", five.Requests)
 	}
 }
 

@@ -81,7 +81,7 @@ func TestAlertRules(t *testing.T) {
 			})
 		}
 	}
-	// The seed's three alerts: late confirmations, stale expiries, backlog.
+	// The three TTL alerts: late confirmations, stale expiries, backlog.
 	for _, must := range []string{"warmroute_ttl_endings_total", "warmroute_ttl_backlog_slack_ratio"} {
 		if !seen[must] {
 			t.Errorf("no alert on %s", must)
@@ -97,7 +97,7 @@ func TestMetricNames(t *testing.T) {
 		}
 	}
 	h := newHarness(t, Config{})
-	h.feed(0, "e", "m", seedLatencies()[:5])
+	h.feed(0, "e", "m", referenceLatencies()[:5])
 	h.Usage(0, 1, 1, true)
 	h.step(h.clk.now())
 	fams, err := h.reg.Gather()

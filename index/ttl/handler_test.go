@@ -58,7 +58,7 @@ func FuzzNegotiate(f *testing.F) {
 
 func TestHandler(t *testing.T) {
 	h := newHarness(t, Config{MinSamples: 10})
-	h.feed(0, "10.0.0.1:8000", "llama", seedLatencies())
+	h.feed(0, "10.0.0.1:8000", "llama", referenceLatencies())
 	tests := []struct {
 		name, method, target, accept string
 		status                       int

@@ -90,9 +90,10 @@ func newHarness(t testing.TB, cfg Config, mod ...func(*Options)) *harness {
 
 func dur(d time.Duration) api.Duration { return api.Duration(d) }
 
-// seedLatencies is the seed article's distribution as 100 samples:
+// referenceLatencies is a route-to-confirmation latency distribution with
+// a long tail, the README's worked example, as 100 samples:
 // p50 180ms, p95 620ms, p99 1.15s (nearest rank), and one 3s straggler.
-func seedLatencies() []time.Duration {
+func referenceLatencies() []time.Duration {
 	var l []time.Duration
 	for range 50 {
 		l = append(l, 180*time.Millisecond)

@@ -14,7 +14,8 @@ const (
 )
 
 // ending labels for warmroute_ttl_endings_total, indexed like
-// index.OutcomeKind: the seed's names for the two expiry failures.
+// index.OutcomeKind: early_expiry and stale_expiry are the two ways a
+// prediction fails (confirmed too late, never confirmed).
 var endingNames = [4]string{"confirmed", "early_expiry", "stale_expiry", "dropped"}
 
 // latencyBuckets span a fast local event path (a few ms) to a TTL cap well

@@ -18,7 +18,7 @@ func TestRun(t *testing.T) {
 		}
 		return ticks, func() { close(stopped) }
 	}
-	h.feed(0, "e", "m", seedLatencies())
+	h.feed(0, "e", "m", referenceLatencies())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- h.Run(ctx) }()

@@ -30,23 +30,25 @@ from the pod IP so it matches what the router routes to.
 {{- define "warmroute.relayArgs" -}}
 {{- $r := .Values.relay -}}
 - relay
-- --zmq={{ $r.zmq }}
+- --zmq-url={{ $r.zmq }}
 {{- with $r.replay }}
-- --replay={{ . }}
+- --replay-url={{ . }}
 {{- end }}
 {{- with $r.topic }}
 - --topic={{ . }}
 {{- end }}
 - --model={{ required "relay.model is required" $r.model }}
-- --endpoint=$(POD_IP):{{ $r.enginePort }}
-- --engine-metrics=http://127.0.0.1:{{ $r.enginePort }}/metrics
+- --endpoint-addr=$(POD_IP):{{ $r.enginePort }}
+- --engine-metrics-url=http://127.0.0.1:{{ $r.enginePort }}/metrics
 - --block-size={{ $r.blockSize }}
 - --heartbeat={{ $r.heartbeat }}
-- --nats={{ required "relay needs NATS: set nats.mode to external or embedded" (include "warmroute.natsURL" .) }}
+- --nats-url={{ required "relay needs NATS: set nats.mode to external or embedded" (include "warmroute.natsURL" .) }}
 {{- if include "warmroute.natsSecret" . }}
 - --nats-creds={{ include "warmroute.natsCredsPath" . }}
 {{- end }}
-- --admin=:{{ $r.adminPort }}
+- --admin-addr=:{{ $r.adminPort }}
+- --log-level={{ $r.logLevel }}
+- --log-format={{ $r.logFormat }}
 {{- range $r.extraArgs }}
 - {{ . | quote }}
 {{- end }}

@@ -50,6 +50,7 @@
 - serve
 - --config=/etc/warmroute/serve.yaml
 - --log-level={{ .Values.router.logLevel }}
+- --log-format={{ .Values.router.logFormat }}
 {{- range .Values.router.extraArgs }}
 - {{ . | quote }}
 {{- end }}

@@ -1,29 +1,23 @@
 package serveconfig
 
 import (
-	"fmt"
-	"os"
-
-	"sigs.k8s.io/yaml"
+	"github.com/warmroute/warmroute/cmd/warmroute/internal/configfile"
 )
 
-// Load reads the YAML (or JSON) file at path with Parse.
+// Load reads the YAML (or JSON) file at path with Parse's rules.
 func Load(path string) (Config, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Config{}, fmt.Errorf("reading config: %w", err)
-	}
-	return Parse(b, path)
+	var cfg Config
+	err := configfile.Decode(path, &cfg)
+	return cfg, err
 }
 
 // Parse decodes a configuration file's bytes strictly: an unknown or
-// duplicate key is an error, so a misspelt setting never silently means its
-// default. name is used in errors. Defaults are not applied; call
-// WithDefaults after flags.
+// duplicate key, or a value of the wrong type, is an error naming the file
+// and line, so a misspelt setting never silently means its default. name is
+// the file's name in errors. Defaults are not applied; call WithDefaults
+// after flags.
 func Parse(data []byte, name string) (Config, error) {
 	var cfg Config
-	if err := yaml.UnmarshalStrict(data, &cfg); err != nil {
-		return Config{}, fmt.Errorf("parsing config %s: %w", name, err)
-	}
-	return cfg, nil
+	err := configfile.DecodeBytes(data, name, &cfg)
+	return cfg, err
 }

@@ -62,7 +62,7 @@ func beyondMargin(ttl time.Duration) time.Duration {
 // one under test.
 const MinGap = 10 * time.Millisecond
 
-// PlanGaps chooses the seed article's four gaps from t: half the p50, the
+// PlanGaps chooses the paired-gap experiment's four gaps from t: half the p50, the
 // p95, 90% of the TTL and the TTL plus a margin. Without latency samples
 // the p50 gap becomes a twentieth of the TTL and the p95 gap is left out,
 // since there is nothing to place it by. No gap is below MinGap. Equal gaps

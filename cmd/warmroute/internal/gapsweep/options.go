@@ -125,10 +125,10 @@ func (o Options) Validate() error {
 		bad("deadline and request timeout must not be negative")
 	}
 	if o.Admin == "" && o.BlockSize == 0 {
-		bad("block size unknown: give --block-size or --admin")
+		bad("block size unknown: give --block-size or --admin-url")
 	}
 	if o.Admin == "" && len(o.Gaps) == 0 {
-		bad("no gaps: give --gaps or --admin")
+		bad("no gaps: give --gaps or --admin-url")
 	}
 	for _, g := range o.Gaps {
 		if g.D < 0 {
