@@ -118,7 +118,7 @@ func (h *harness) feed(base index.DecisionID, ep, model string, lat []time.Durat
 	for i, l := range lat {
 		kind := index.Confirmed
 		if l > h.cfg.Static.D() {
-			kind = index.ConfirmedLate
+			kind = index.EarlyExpiry
 		}
 		h.confirm(base+index.DecisionID(i), ep, model, l, kind)
 	}
