@@ -84,12 +84,16 @@ func newRouter(cfg api.ServeConfig, log *slog.Logger) (*router, error) {
 	if err != nil {
 		return nil, err
 	}
+	procMetrics, err := extproc.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
 	proc, err := extproc.New(pipe.scorer, extproc.Options{
 		MaxBodyBytes:           cfg.MaxBodyBytes,
 		DisableDecisionHeader:  cfg.DisableDecisionHeader,
 		DisableResponseParsing: cfg.DisableResponseParsing,
 		MaxResponseBytes:       cfg.MaxResponseBytes,
-	}, reg, log)
+	}, procMetrics, log)
 	if err != nil {
 		return nil, fmt.Errorf("creating ext_proc server: %w", err)
 	}
