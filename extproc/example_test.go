@@ -9,7 +9,6 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	filterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
@@ -49,7 +48,7 @@ func ExampleParseRequest() {
 func ExampleServer() {
 	pools := scorer.NewPools([]scorer.PoolConfig{{Name: "llama", Endpoints: []string{"10.0.0.7:8000"}}}, "")
 	srv, err := extproc.New(scorer.New(pools, &scorer.Load{}, scorer.Options{}),
-		extproc.Options{Config: extproc.Config{DisableDecisionHeader: true}}, prometheus.NewRegistry(), nil)
+		extproc.Options{Config: extproc.Config{DisableDecisionHeader: true}}, nil, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -102,7 +102,11 @@ func newHarness(t *testing.T, cfg harnessConfig) *harness {
 	if p == nil {
 		p = scorer.New(scorer.NewPools(testPools, cfg.defaultPool), h.load, scorer.Options{Fallbacks: cfg.fallbacks})
 	}
-	srv, err := extproc.New(p, cfg.opts, h.reg, nil)
+	m, err := extproc.NewMetrics(h.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := extproc.New(p, cfg.opts, m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

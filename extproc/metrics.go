@@ -47,7 +47,9 @@ func outcomeOf(status int) outcome {
 	}
 }
 
-type metrics struct {
+// Metrics are the ext_proc server's collectors; pass them to New. Labels are
+// bounded: outcome and result by fixed sets. Safe for concurrent use.
+type Metrics struct {
 	// requests is indexed by outcome so the hot path does no label lookup.
 	requests         [numOutcomes]prometheus.Counter
 	decisionDuration prometheus.Histogram
@@ -59,12 +61,14 @@ type metrics struct {
 	usage [2]prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// NewMetrics creates the server's collectors and registers them on reg; a nil
+// reg registers nothing.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "warmroute", Subsystem: "extproc", Name: "requests_total",
 		Help: "Requests seen by the ext_proc server, by outcome.",
 	}, []string{"outcome"})
-	m := &metrics{
+	m := &Metrics{
 		decisionDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: "warmroute", Subsystem: "extproc", Name: "decision_duration_seconds",
 			Help: "Time to parse a request body and pick its endpoint.",
@@ -93,7 +97,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 
 // addUsage makes the response usage metrics and returns the labelled vector
 // to register.
-func (m *metrics) addUsage() *prometheus.CounterVec {
+func (m *Metrics) addUsage() *prometheus.CounterVec {
 	m.promptTokens = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: "warmroute", Subsystem: "extproc", Name: "prompt_tokens_total",
 		Help: "Prompt tokens reported by responses whose cached_tokens was known.",
@@ -111,7 +115,7 @@ func (m *metrics) addUsage() *prometheus.CounterVec {
 }
 
 // observeUsage counts one routed response's usage.
-func (m *metrics) observeUsage(u usage) {
+func (m *Metrics) observeUsage(u usage) {
 	if !u.known {
 		m.usage[0].Inc()
 		return

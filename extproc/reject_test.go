@@ -276,7 +276,7 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 	}
 	t.Run("registered twice", func(t *testing.T) {
 		h := newHarness(t, harnessConfig{})
-		if _, err := extproc.New(p, extproc.Options{}, h.reg, nil); err == nil {
+		if _, err := extproc.NewMetrics(h.reg); err == nil {
 			t.Error("second registration on one registry succeeded")
 		}
 	})

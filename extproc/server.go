@@ -9,7 +9,6 @@ import (
 
 	filterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/status"
 
 	"github.com/warmroute/warmroute/scorer"
@@ -158,7 +157,7 @@ type Server struct {
 
 	picker  Picker
 	opts    Options
-	metrics *metrics
+	metrics *Metrics
 	log     *slog.Logger
 	// track wraps each decision a stream drives; nil drives it directly.
 	// Tests set it to observe the lifecycle calls.
@@ -175,18 +174,18 @@ type lifecycle interface {
 	Release()
 }
 
-// New returns a Server that routes with p. Metrics are registered on reg
-// (none when reg is nil); log may be nil to discard logs.
-func New(p Picker, opts Options, reg prometheus.Registerer, log *slog.Logger) (*Server, error) {
+// New returns a Server that routes with p and records into m, from
+// NewMetrics (nil records into collectors registered nowhere); log may be nil
+// to discard logs.
+func New(p Picker, opts Options, m *Metrics, log *slog.Logger) (*Server, error) {
 	if p == nil {
 		return nil, errors.New("creating ext_proc server: picker is nil")
 	}
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("creating ext_proc server: %w", err)
 	}
-	m, err := newMetrics(reg)
-	if err != nil {
-		return nil, fmt.Errorf("creating ext_proc server: %w", err)
+	if m == nil {
+		m, _ = NewMetrics(nil) // registers nothing, so cannot fail
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

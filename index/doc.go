@@ -18,8 +18,8 @@
 // the same endpoint and key; a confirming Store ends the speculative entry and
 // reports an Outcome with the latency since the decision to the Observer.
 // Expired entries linger for Options.Grace, unmatchable, so a late confirmation
-// is still reported (as late) rather than lost; after that they are reported
-// stale.
+// is still reported (as EarlyExpiry: the TTL expired too early) rather than
+// lost; after that they are reported as StaleExpiry.
 //
 // Router replicas share predictions: SpeculateAt inserts a local prediction
 // with explicit decision and expiry times so that they can be sent to the

@@ -15,4 +15,6 @@ var (
 	ErrRank = errors.New("data-parallel rank out of range")
 	// ErrOptions means the Options failed validation.
 	ErrOptions = errors.New("invalid index options")
+	// ErrMetricsInUse means Options.Metrics already serves another index.
+	ErrMetricsInUse = errors.New("metrics already bound to another index")
 )

@@ -48,6 +48,9 @@ func New(opts Options) (*Index, error) {
 		ix.shards[i].c = newCore(ix.onEvict)
 	}
 	ix.scratch.New = func() any { s := make([]Key, 0, 256); return &s }
+	if err := opts.Metrics.bind(ix); err != nil {
+		return nil, err
+	}
 	return ix, nil
 }
 
@@ -146,7 +149,7 @@ func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expire
 	return created, nil
 }
 
-// Sweep ends expired predictions (as Stale once Options.Grace has passed).
+// Sweep ends expired predictions (as StaleExpiry once Options.Grace has passed).
 // Writes sweep the shards they touch; the owner calls Sweep periodically, for
 // example every 100 ms, so quiet shards report their outcomes too.
 func (ix *Index) Sweep() {

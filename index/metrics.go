@@ -1,12 +1,38 @@
 package index
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"fmt"
+	"sync/atomic"
 
-// RegisterMetrics exposes ix's Stats on reg as warmroute_index_* metrics,
-// read at scrape time so the index's hot paths never touch Prometheus.
-// Labels are bounded sets (entry kind, outcome kind).
-func RegisterMetrics(reg prometheus.Registerer, ix *Index) error {
-	return reg.Register(&collector{ix: ix})
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics exposes one Index's Stats as warmroute_index_* metrics, read at
+// scrape time so the index's hot paths never touch Prometheus. Labels are
+// bounded sets (entry kind, ending). Pass it as Options.Metrics; until New
+// binds it to an index it exports nothing. Safe for concurrent use; a nil
+// *Metrics is valid and exports nothing.
+type Metrics struct{ ix atomic.Pointer[Index] }
+
+// NewMetrics creates the index's collector and registers it on reg; a nil
+// reg registers nothing.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{}
+	if reg == nil {
+		return m, nil
+	}
+	if err := reg.Register(m); err != nil {
+		return nil, fmt.Errorf("registering index metrics: %w", err)
+	}
+	return m, nil
+}
+
+// bind makes m export ix's stats; a Metrics serves one index.
+func (m *Metrics) bind(ix *Index) error {
+	if m == nil || m.ix.CompareAndSwap(nil, ix) {
+		return nil
+	}
+	return fmt.Errorf("binding index metrics: %w", ErrMetricsInUse)
 }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -36,13 +62,14 @@ var (
 		{desc("withdrawn_blocks_total", "Speculative entries withdrawn because the request that made them failed."), func(s *Stats) int64 { return s.Withdrawn }},
 		{desc("remote_speculated_blocks_total", "Speculative entries created from other router replicas' predictions."), func(s *Stats) int64 { return s.RemoteSpeculated }},
 	}
-	descOutcomes       = desc("speculative_outcomes_total", "Speculative entries of this router's decisions ended, by outcome.", "outcome")
-	descRemoteOutcomes = desc("remote_speculative_outcomes_total", "Speculative entries from other replicas' predictions ended, by outcome.", "outcome")
+	// The endings of this router's own predictions are counted by
+	// warmroute_ttl_endings_total, per endpoint and model; the index
+	// counts only the endings ttl does not see.
+	descRemoteEndings = desc("remote_endings_total", "Speculative entries from other replicas' predictions ended, by ending.", "ending")
 )
 
-type collector struct{ ix *Index }
-
-func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descKeys
 	ch <- descEntries
 	ch <- descBytes
@@ -50,12 +77,16 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range descCounts {
 		ch <- d.d
 	}
-	ch <- descOutcomes
-	ch <- descRemoteOutcomes
+	ch <- descRemoteEndings
 }
 
-func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	st := c.ix.Stats()
+// Collect implements prometheus.Collector.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	ix := m.ix.Load()
+	if ix == nil {
+		return
+	}
+	st := ix.Stats()
 	gauge := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
 	}
@@ -63,13 +94,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descEntries, st.Entries, "confirmed")
 	gauge(descEntries, st.Speculative, "speculative")
 	gauge(descBytes, st.Bytes)
-	gauge(descLimit, c.ix.opts.MaxBytes)
+	gauge(descLimit, ix.opts.MaxBytes)
 	for _, d := range descCounts {
 		ch <- prometheus.MustNewConstMetric(d.d, prometheus.CounterValue, float64(d.get(&st)))
 	}
-	for k, v := range st.Outcomes {
-		ch <- prometheus.MustNewConstMetric(descOutcomes, prometheus.CounterValue, float64(v), OutcomeKind(k).String())
-		ch <- prometheus.MustNewConstMetric(descRemoteOutcomes, prometheus.CounterValue,
-			float64(st.RemoteOutcomes[k]), OutcomeKind(k).String())
+	for k, v := range st.RemoteOutcomes {
+		ch <- prometheus.MustNewConstMetric(descRemoteEndings, prometheus.CounterValue, float64(v), OutcomeKind(k).String())
 	}
 }

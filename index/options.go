@@ -31,14 +31,16 @@ type Options struct {
 	// power of two. Default 64.
 	Shards int
 	// Grace keeps expired speculative entries, unmatchable, so a confirmation
-	// arriving after expiry is reported as ConfirmedLate rather than lost.
-	// Zero means expired entries end as Stale at once.
+	// arriving after expiry is reported as EarlyExpiry rather than lost.
+	// Zero means expired entries end as StaleExpiry at once.
 	Grace time.Duration
 	// Weights values confirmed blocks per medium in Match.Weighted. The zero
 	// value means DefaultWeights.
 	Weights Weights
 	// Observer receives speculative outcomes. Nil discards them.
 	Observer Observer
+	// Metrics, from NewMetrics, exports the index's stats. Nil exports none.
+	Metrics *Metrics
 	// Now is the clock, injectable so tests control expiry. Default time.Now.
 	Now func() time.Time
 }

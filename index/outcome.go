@@ -7,19 +7,22 @@ import "time"
 // valid id.
 type DecisionID uint64
 
-// OutcomeKind is how a speculative entry ended.
+// OutcomeKind is how a speculative entry ended: its ending. Its names are the
+// one vocabulary of endings, used by index/ttl and by every metric label
+// that counts endings.
 type OutcomeKind uint8
 
 // Outcome kinds. Every speculative entry ends in exactly one of them.
 const (
 	// Confirmed: a Store for the endpoint arrived before the entry expired.
 	Confirmed OutcomeKind = iota
-	// ConfirmedLate: the Store arrived after expiry but within Options.Grace,
-	// meaning the TTL was shorter than the real event path.
-	ConfirmedLate
-	// Stale: the entry expired and no Store arrived within the grace window
-	// (a failed prediction, a lost event or a key disagreement).
-	Stale
+	// EarlyExpiry: the Store arrived after expiry but within Options.Grace,
+	// meaning the TTL expired early: it was shorter than the real event path.
+	EarlyExpiry
+	// StaleExpiry: the entry expired and no Store arrived within the grace window
+	// (a failed prediction, a lost event or a key disagreement), or its
+	// request failed and Withdraw ended it at once.
+	StaleExpiry
 	// Dropped: the entry was removed before it could end otherwise, because
 	// its endpoint was cleared or its key evicted under the memory bound.
 	Dropped
@@ -30,10 +33,10 @@ func (k OutcomeKind) String() string {
 	switch k {
 	case Confirmed:
 		return "confirmed"
-	case ConfirmedLate:
-		return "confirmed_late"
-	case Stale:
-		return "stale"
+	case EarlyExpiry:
+		return "early_expiry"
+	case StaleExpiry:
+		return "stale_expiry"
 	}
 	return "dropped"
 }
@@ -49,7 +52,7 @@ type Outcome struct {
 	// Blocks is how many of the decision's entries ended this way in the call.
 	Blocks int
 	// Latency is the time from the decision (the Speculate call) to this end:
-	// the route-to-confirmation latency for Confirmed and ConfirmedLate.
+	// the route-to-confirmation latency for Confirmed and EarlyExpiry.
 	Latency time.Duration
 	// Remote is set when another router replica made the prediction
 	// (SpeculateRemote). Its decision was never begun here, so a per-replica

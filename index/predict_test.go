@@ -42,8 +42,8 @@ func TestSpeculateRemote(t *testing.T) {
 			mustRemote(t, f, remoteAt(t, "a", 1, 3, 9, f.clock.Now(), ttl), 3)
 			f.clock.Advance(ttl)
 			f.ix.Sweep()
-		}, []Outcome{{Kind: Stale, Endpoint: "a", Decision: 9, Blocks: 3, Latency: ttl, Remote: true}},
-			Match{}, [Dropped + 1]int64{Stale: 3}, [Dropped + 1]int64{}},
+		}, []Outcome{{Kind: StaleExpiry, Endpoint: "a", Decision: 9, Blocks: 3, Latency: ttl, Remote: true}},
+			Match{}, [Dropped + 1]int64{StaleExpiry: 3}, [Dropped + 1]int64{}},
 		{"already expired is ignored", func(t *testing.T, f *fixture) {
 			mustRemote(t, f, remoteAt(t, "a", 1, 3, 9, f.clock.Now().Add(-ttl), ttl), 0)
 			f.ix.Sweep()
@@ -125,7 +125,7 @@ func TestSpeculateAtUsesGivenTimes(t *testing.T) {
 		t.Errorf("match at the given expiry = %+v, want none", m)
 	}
 	f.ix.Sweep()
-	want := []Outcome{{Kind: Stale, Endpoint: "a", Decision: 4, Blocks: 2, Latency: 1500 * time.Millisecond}}
+	want := []Outcome{{Kind: StaleExpiry, Endpoint: "a", Decision: 4, Blocks: 2, Latency: 1500 * time.Millisecond}}
 	if got := f.obs.take(); !equalOutcomes(got, want) {
 		t.Errorf("outcomes = %+v, want %+v", got, want)
 	}

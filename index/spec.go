@@ -87,7 +87,7 @@ func (t *specTable) insert(key Key, ep uint32, d DecisionID, at, expires int64, 
 	return true
 }
 
-// confirm ends ep's prediction of key, if any, as Confirmed or ConfirmedLate.
+// confirm ends ep's prediction of key, if any, as Confirmed or EarlyExpiry.
 func (t *specTable) confirm(key Key, ep uint32, now int64, out *pending) {
 	if t.n == 0 {
 		return // no map probe in a shard without predictions
@@ -98,18 +98,18 @@ func (t *specTable) confirm(key Key, ep uint32, now int64, out *pending) {
 	}
 	kind := Confirmed
 	if now >= t.specs[at-1].expires {
-		kind = ConfirmedLate
+		kind = EarlyExpiry
 	}
 	t.end(key, at, prev, kind, now, out)
 }
 
-// expire ends, as Stale, every entry whose expiry plus grace has passed.
+// expire ends, as StaleExpiry, every entry whose expiry plus grace has passed.
 func (t *specTable) expire(now, grace int64, out *pending) {
 	for t.qhead < len(t.queue) && t.queue[t.qhead].expires+grace <= now {
 		r := t.queue[t.qhead]
 		t.qhead++
 		if at, prev := t.find(r.key, r.endpoint); at != 0 && t.specs[at-1].expires == r.expires {
-			t.end(r.key, at, prev, Stale, now, out)
+			t.end(r.key, at, prev, StaleExpiry, now, out)
 		}
 	}
 	if t.qhead > 1024 && t.qhead*2 > len(t.queue) {

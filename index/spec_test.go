@@ -30,17 +30,17 @@ func lifecycleCases(ttl time.Duration) []lifecycleCase {
 		{"expired without grace is stale", 0, func(t *testing.T, f *fixture) {
 			f.clock.Advance(ttl)
 			f.ix.Sweep()
-		}, []Outcome{{Kind: Stale, Endpoint: "a", Decision: 7, Blocks: 3, Latency: ttl}}, Match{}},
+		}, []Outcome{{Kind: StaleExpiry, Endpoint: "a", Decision: 7, Blocks: 3, Latency: ttl}}, Match{}},
 		{"late confirmation within grace", time.Second, func(t *testing.T, f *fixture) {
 			f.clock.Advance(ttl + 500*time.Millisecond)
 			f.ix.Sweep() // not yet past grace: nothing ends
 			f.store(t, "a", 0, 1, 0, 3, MediumGPU)
-		}, []Outcome{{Kind: ConfirmedLate, Endpoint: "a", Decision: 7, Blocks: 3, Latency: ttl + 500*time.Millisecond}},
+		}, []Outcome{{Kind: EarlyExpiry, Endpoint: "a", Decision: 7, Blocks: 3, Latency: ttl + 500*time.Millisecond}},
 			Match{Confirmed: 3, Weighted: 3}},
 		{"stale after grace", time.Second, func(t *testing.T, f *fixture) {
 			f.clock.Advance(ttl + time.Second)
 			f.ix.Sweep()
-		}, []Outcome{{Kind: Stale, Endpoint: "a", Decision: 7, Blocks: 3, Latency: ttl + time.Second}}, Match{}},
+		}, []Outcome{{Kind: StaleExpiry, Endpoint: "a", Decision: 7, Blocks: 3, Latency: ttl + time.Second}}, Match{}},
 		{"other endpoint's store does not confirm", 0, func(t *testing.T, f *fixture) {
 			f.store(t, "b", 0, 1, 0, 3, MediumGPU)
 		}, nil, Match{Speculative: 3}},

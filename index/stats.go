@@ -46,7 +46,7 @@ type Stats struct {
 	EvictedKeys, EvictedEntries                int64
 	Speculated                                 int64
 	// Withdrawn counts predictions ended early because their request failed
-	// (Withdraw); they are also counted as Stale outcomes.
+	// (Withdraw); they are also counted as StaleExpiry outcomes.
 	Withdrawn int64
 	// Outcomes counts ended speculative entries of this router's own
 	// decisions by OutcomeKind.

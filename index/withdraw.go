@@ -1,7 +1,7 @@
 package index
 
-// Withdraw ends decision d's live predictions of keys on endpoint at once, as
-// Stale: the request the decision routed failed (an error status, a broken
+// Withdraw ends decision d's live predictions of keys on endpoint at once,
+// with the ending of unconfirmed predictions, StaleExpiry: the request the decision routed failed (an error status, a broken
 // stream), so the engine will store none of those blocks, and keeping the
 // predictions until their TTL would only route later requests to a cache
 // that is not warm. Entries another decision owns are left alone (that
@@ -36,6 +36,6 @@ func (t *specTable) withdraw(key Key, ep uint32, d DecisionID, now int64, out *p
 	if at == 0 || t.specs[at-1].decision != d || t.specs[at-1].remote() {
 		return false
 	}
-	t.end(key, at, prev, Stale, now, out)
+	t.end(key, at, prev, StaleExpiry, now, out)
 	return true
 }

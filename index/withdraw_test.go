@@ -42,10 +42,10 @@ func TestWithdraw(t *testing.T) {
 		t.Fatalf("after withdrawing decision 2 on a: %+v, want a 4 (decision 1's), b 6", m)
 	}
 	outs := f.obs.take()
-	if len(outs) != 1 || outs[0].Kind != Stale || outs[0].Decision != 2 || outs[0].Blocks != 2 || outs[0].Endpoint != "a" {
-		t.Fatalf("outcomes %+v, want one Stale of 2 blocks for decision 2 on a", outs)
+	if len(outs) != 1 || outs[0].Kind != StaleExpiry || outs[0].Decision != 2 || outs[0].Blocks != 2 || outs[0].Endpoint != "a" {
+		t.Fatalf("outcomes %+v, want one StaleExpiry of 2 blocks for decision 2 on a", outs)
 	}
-	if st := f.ix.Stats(); st.Withdrawn != 2 || st.Outcomes[Stale] != 2 {
-		t.Fatalf("stats withdrawn %d, stale %d; want 2 and 2", st.Withdrawn, st.Outcomes[Stale])
+	if st := f.ix.Stats(); st.Withdrawn != 2 || st.Outcomes[StaleExpiry] != 2 {
+		t.Fatalf("stats withdrawn %d, stale %d; want 2 and 2", st.Withdrawn, st.Outcomes[StaleExpiry])
 	}
 }

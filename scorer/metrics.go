@@ -1,6 +1,8 @@
 package scorer
 
 import (
+	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,23 +21,24 @@ var (
 	)
 )
 
-// loadCollector exports Load at scrape time, so the hot path pays nothing for
-// the metric. The endpoint label is bounded by the number of model-server pods.
-type loadCollector struct{ load *Load }
+// loadCollector exports the bound Load at scrape time, so the hot path pays
+// nothing for the metric. The endpoint label is bounded by the number of
+// model-server pods.
+type loadCollector struct{ load atomic.Pointer[Load] }
 
-// NewLoadCollector returns a collector of warmroute_scorer_inflight_requests
-// and warmroute_scorer_queued_prefill_tokens.
-func NewLoadCollector(load *Load) prometheus.Collector { return loadCollector{load} }
-
-func (c loadCollector) Describe(ch chan<- *prometheus.Desc) {
+func (c *loadCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- inflightDesc
 	ch <- prefillDesc
 }
 
-func (c loadCollector) Collect(ch chan<- prometheus.Metric) {
-	c.load.mu.RLock()
-	defer c.load.mu.RUnlock()
-	for ep, l := range c.load.byEnd {
+func (c *loadCollector) Collect(ch chan<- prometheus.Metric) {
+	load := c.load.Load()
+	if load == nil {
+		return
+	}
+	load.mu.RLock()
+	defer load.mu.RUnlock()
+	for ep, l := range load.byEnd {
 		ch <- prometheus.MustNewConstMetric(inflightDesc, prometheus.GaugeValue, float64(l.inflight.Load()), ep)
 		ch <- prometheus.MustNewConstMetric(prefillDesc, prometheus.GaugeValue, float64(l.prefill.Load()), ep)
 	}
@@ -50,19 +53,24 @@ const (
 	stageCommit   = "commit"
 )
 
-// Metrics are the pipeline's collectors. A nil *Metrics records nothing, so
-// tests and tools can run a Scorer without a registry. Safe for concurrent use.
+// Metrics are the pipeline's collectors, and the load gauges of the Load the
+// first Scorer built with them tracks (pass them as Options.Metrics). A nil
+// *Metrics records nothing, so tests and tools can run a Scorer without a
+// registry. Safe for concurrent use.
 type Metrics struct {
 	stage          *prometheus.HistogramVec
 	decisions      *prometheus.CounterVec
 	tokenizeErrors *prometheus.CounterVec
+	load           *loadCollector
 }
 
-// NewMetrics creates the pipeline's collectors and registers them on reg.
-// Labels are bounded: stage (five names), basis (confirmed, speculative,
-// none), reason (a fixed set of failure classes).
+// NewMetrics creates the pipeline's collectors and registers them on reg; a
+// nil reg registers nothing. Labels are bounded: stage (five names), basis
+// (confirmed, speculative, none), reason (a fixed set of failure classes),
+// endpoint (the model-server pods).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
+		load: &loadCollector{},
 		stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "warmroute", Subsystem: "scorer", Name: "stage_duration_seconds",
 			Help:    "Time spent in each stage of a routing decision.",
@@ -77,12 +85,22 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Requests routed on load alone because their prompt could not be turned into block keys.",
 		}, []string{"reason"}),
 	}
-	for _, c := range []prometheus.Collector{m.stage, m.decisions, m.tokenizeErrors} {
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.stage, m.decisions, m.tokenizeErrors, m.load} {
 		if err := reg.Register(c); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("registering scorer metrics: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// bindLoad makes m export load's gauges unless another Load was bound first.
+func (m *Metrics) bindLoad(load *Load) {
+	if m != nil && load != nil {
+		m.load.load.CompareAndSwap(nil, load)
+	}
 }
 
 func (m *Metrics) observe(stage string, since time.Time) {

@@ -28,7 +28,8 @@ type Options struct {
 	TTL TTLPolicy
 	// EngineLoad supplies engine gauges; nil leaves that scorer out.
 	EngineLoad EngineLoad
-	// Metrics records stage timings and decision counts; nil records nothing.
+	// Metrics records stage timings and decision counts and exports the
+	// Scorer's load; nil records nothing.
 	Metrics *Metrics
 	// Predictions receives committed decisions' predictions to share with
 	// other router replicas; nil shares nothing.
@@ -52,6 +53,7 @@ func New(pools *Pools, load *Load, opts Options) *Scorer {
 		opts.TTL = StaticTTL{}
 	}
 	s := &Scorer{pools: pools, load: load, opts: opts}
+	opts.Metrics.bindLoad(load)
 	// Random high bits keep replicas' decision ids apart when they share
 	// speculative entries.
 	s.nextID.Store(rand.Uint64() &^ (1<<32 - 1))

@@ -198,7 +198,12 @@ func TestLoadCollector(t *testing.T) {
 	load.add("10.0.0.1:8000", 2)
 	load.add("10.0.0.2:8000", 0)
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(NewLoadCollector(load))
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	New(NewPools(nil, ""), load, Options{Metrics: m})
+	New(NewPools(nil, ""), &Load{}, Options{Metrics: m}) // a second Scorer does not take the gauges over
 	want := `
 # HELP warmroute_scorer_inflight_requests Requests routed to an endpoint whose responses have not ended, as tracked by this router.
 # TYPE warmroute_scorer_inflight_requests gauge
@@ -209,7 +214,8 @@ warmroute_scorer_inflight_requests{endpoint="10.0.0.2:8000"} 0
 warmroute_scorer_queued_prefill_tokens{endpoint="10.0.0.1:8000"} 0
 warmroute_scorer_queued_prefill_tokens{endpoint="10.0.0.2:8000"} 0
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"warmroute_scorer_inflight_requests", "warmroute_scorer_queued_prefill_tokens"); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,30 +4,24 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/warmroute/warmroute/tokenizer"
 )
 
 // LoadTokens builds each configured pool's Tokens, keyed by pool name, loading
 // tokenizer files from disk. Pools without a tokenizer are absent from the
-// result and route on load alone. reg receives the tokenizer drift metrics
-// when a pool uses drift mode.
-func LoadTokens(pools []PoolConfig, reg prometheus.Registerer) (map[string]Tokens, error) {
+// result and route on load alone. m, from tokenizer.NewMetrics, counts the
+// drift checks of pools in drift mode; nil counts them nowhere.
+func LoadTokens(pools []PoolConfig, m *tokenizer.Metrics) (map[string]Tokens, error) {
+	if m == nil {
+		m, _ = tokenizer.NewMetrics(nil) // registers nothing, so cannot fail
+	}
 	out := map[string]Tokens{}
-	var metrics *tokenizer.Metrics
 	for _, pc := range pools {
 		tc := pc.Tokenizer.WithDefaults()
 		if !pc.Tokenizer.Enabled() {
 			continue
 		}
-		if tc.Mode == TokenizerDrift && metrics == nil {
-			var err error
-			if metrics, err = tokenizer.NewMetrics(reg); err != nil {
-				return nil, fmt.Errorf("registering tokenizer metrics: %w", err)
-			}
-		}
-		t, err := poolTokens(tc, metrics)
+		t, err := poolTokens(tc, m)
 		if err != nil {
 			return nil, fmt.Errorf("pool %q: %w: %w", pc.Name, ErrTokenizerConfig, err)
 		}

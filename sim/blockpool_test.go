@@ -3,17 +3,12 @@ package sim
 import (
 	"slices"
 	"testing"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // testCache is a kvCache without events, with a fixed seed.
 func testCache(t testing.TB, blockSize, numBlocks int) *kvCache {
 	t.Helper()
-	m, err := newEngineMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newEngineMetrics()
 	seed := int64(7)
 	opts := Options{BlockSize: blockSize, NumBlocks: numBlocks, EngineSeed: &seed, LoRAAdapters: []string{"ad"}}
 	return newKVCache(opts, nil, m)

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Request is the engine's view of one generation request, independent of the
@@ -85,18 +83,19 @@ type Engine struct {
 	closeOnce        sync.Once
 }
 
-// NewEngine returns an engine configured by opts (defaults applied) whose
-// gauges and counters are registered on reg. With a KV events endpoint it
-// binds its ZMQ sockets and starts publishing; Close releases them.
-func NewEngine(opts Options, reg prometheus.Registerer) (*Engine, error) {
+// NewEngine returns an engine configured by opts (defaults applied) that
+// records into m, from NewMetrics (nil records into collectors registered
+// nowhere). With a KV events endpoint it binds its ZMQ sockets and starts
+// publishing; Close releases them.
+func NewEngine(opts Options, metrics *Metrics) (*Engine, error) {
 	opts = opts.WithDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("validating engine options: %w", err)
 	}
-	m, err := newEngineMetrics(reg)
-	if err != nil {
-		return nil, err
+	if metrics == nil {
+		metrics, _ = NewMetrics(nil) // registers nothing, so cannot fail
 	}
+	m := metrics.engine
 	m.cacheConfig.WithLabelValues(strconv.Itoa(opts.BlockSize), strconv.Itoa(opts.NumBlocks), "True").Set(1)
 	e := &Engine{
 		encoder:          standInEncoder{opts.Tokenizer},
@@ -108,11 +107,12 @@ func NewEngine(opts Options, reg prometheus.Registerer) (*Engine, error) {
 		metrics:          m,
 	}
 	if opts.TokenizerDir != "" {
+		var err error
 		if e.encoder, err = loadHFEncoder(opts.TokenizerDir); err != nil {
 			return nil, err
 		}
 	}
-	if err := e.startEvents(opts, reg); err != nil {
+	if err := e.startEvents(opts, metrics.events); err != nil {
 		return nil, err
 	}
 	e.cache = newKVCache(opts, e.pub, m)

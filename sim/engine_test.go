@@ -13,7 +13,11 @@ import (
 
 func newTestEngine(t testing.TB, opts Options) *Engine {
 	t.Helper()
-	e, err := NewEngine(opts, prometheus.NewRegistry())
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(opts, m)
 	if err != nil {
 		t.Fatalf("NewEngine: %v", err)
 	}
@@ -225,17 +229,16 @@ func TestCostModelPrefill(t *testing.T) {
 }
 
 func TestNewEngineRejectsBadOptions(t *testing.T) {
-	_, err := NewEngine(Options{TTFT: -time.Second, Models: []string{""}}, prometheus.NewRegistry())
+	_, err := NewEngine(Options{TTFT: -time.Second, Models: []string{""}}, nil)
 	if err == nil {
 		t.Fatal("want an error for negative ttft and an empty model name")
 	}
 	reg := prometheus.NewRegistry()
-	newTestEngineOn := func() error { _, err := NewEngine(Options{}, reg); return err }
-	if err := newTestEngineOn(); err != nil {
+	if _, err := NewMetrics(reg); err != nil {
 		t.Fatal(err)
 	}
-	if err := newTestEngineOn(); err == nil {
-		t.Fatal("want a registration error for a second engine on one registry")
+	if _, err := NewMetrics(reg); err == nil {
+		t.Fatal("want a registration error for a second simulator's metrics on one registry")
 	}
 }
 

@@ -4,19 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // startEvents binds the KV event sockets named in opts and starts their
 // goroutines; without an events endpoint it does nothing.
-func (e *Engine) startEvents(opts Options, reg prometheus.Registerer) error {
+func (e *Engine) startEvents(opts Options, m *eventMetrics) error {
 	if opts.KVEventsEndpoint == "" {
 		return nil
-	}
-	m, err := newEventMetrics(reg)
-	if err != nil {
-		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ep := &eventEndpoints{cancel: cancel}

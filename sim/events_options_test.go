@@ -3,7 +3,6 @@ package sim
 import (
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -34,10 +33,7 @@ func TestNewRejectsBadCacheAndEventOptions(t *testing.T) {
 }
 
 func TestReplayIgnoresMalformedRequests(t *testing.T) {
-	m, err := newEventMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newEventMetrics()
 	rs := &replayServer{buf: newReplayBuffer(4), metrics: m}
 	for _, frames := range [][][]byte{nil, {[]byte("id")}, {[]byte("id"), {}, []byte("short")}} {
 		rs.answer(frames)

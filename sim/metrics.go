@@ -6,6 +6,32 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// Metrics are the simulator's collectors: the engine's vLLM-named gauges and
+// counters, its KV event counters and the HTTP server's request counter.
+// A Metrics serves one Engine and its Server; New makes its own on the
+// Server's registry, NewEngine takes one from NewMetrics. Safe for
+// concurrent use.
+type Metrics struct {
+	engine *engineMetrics
+	events *eventMetrics
+	server *serverMetrics
+}
+
+// NewMetrics creates the simulator's collectors and registers them on reg; a
+// nil reg registers nothing.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{engine: newEngineMetrics(), events: newEventMetrics(), server: newServerMetrics()}
+	if reg == nil {
+		return m, nil
+	}
+	e, ev := m.engine, m.events
+	if err := register(reg, e.running, e.waiting, e.promptTokens, e.generationTokens, e.kvUsage,
+		e.prefixQueries, e.prefixHits, e.cacheConfig, ev.batches, ev.replays, m.server.requests); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // engineMetrics mimic vLLM's own names on purpose: routers and dashboards
 // that scrape a real engine must read the simulator unchanged.
 type engineMetrics struct {
@@ -19,8 +45,8 @@ type engineMetrics struct {
 	cacheConfig      *prometheus.GaugeVec
 }
 
-func newEngineMetrics(reg prometheus.Registerer) (*engineMetrics, error) {
-	m := &engineMetrics{
+func newEngineMetrics() *engineMetrics {
+	return &engineMetrics{
 		running: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "vllm:num_requests_running",
 			Help: "Requests holding a running slot (prefill or decode).",
@@ -55,8 +81,6 @@ func newEngineMetrics(reg prometheus.Registerer) (*engineMetrics, error) {
 			Help: "KV cache configuration; the value is always 1.",
 		}, []string{"block_size", "num_gpu_blocks", "enable_prefix_caching"}),
 	}
-	return m, register(reg, m.running, m.waiting, m.promptTokens, m.generationTokens,
-		m.kvUsage, m.prefixQueries, m.prefixHits, m.cacheConfig)
 }
 
 // eventMetrics count what happens to KV event batches on their way out.
@@ -68,8 +92,8 @@ type eventMetrics struct {
 	replays *prometheus.CounterVec
 }
 
-func newEventMetrics(reg prometheus.Registerer) (*eventMetrics, error) {
-	m := &eventMetrics{
+func newEventMetrics() *eventMetrics {
+	return &eventMetrics{
 		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "warmroute", Subsystem: "sim", Name: "kv_event_batches_total",
 			Help: "KV event batches by delivery outcome.",
@@ -79,7 +103,6 @@ func newEventMetrics(reg prometheus.Registerer) (*eventMetrics, error) {
 			Help: "Replay requests answered, by outcome.",
 		}, []string{"outcome"}),
 	}
-	return m, register(reg, m.batches, m.replays)
 }
 
 // serverMetrics are the simulator's own, under warmroute_sim.
@@ -89,8 +112,8 @@ type serverMetrics struct {
 	requests *prometheus.CounterVec
 }
 
-func newServerMetrics(reg prometheus.Registerer) (*serverMetrics, error) {
-	m := &serverMetrics{
+func newServerMetrics() *serverMetrics {
+	return &serverMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "warmroute",
 			Subsystem: "sim",
@@ -98,7 +121,6 @@ func newServerMetrics(reg prometheus.Registerer) (*serverMetrics, error) {
 			Help:      "Generation requests answered, by API and outcome.",
 		}, []string{"api", "outcome"}),
 	}
-	return m, register(reg, m.requests)
 }
 
 func register(reg prometheus.Registerer, cs ...prometheus.Collector) error {

@@ -28,10 +28,7 @@ func (r *recorder) send(seq uint64, _ []byte) error {
 // startPublisher runs a publisher over a recorder until the test ends.
 func startPublisher(t *testing.T, f faults) (*publisher, *recorder) {
 	t.Helper()
-	m, err := newEventMetrics(prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := newEventMetrics()
 	rec := &recorder{ch: make(chan uint64, 1000)}
 	p := newPublisher(rec, FormatMap, 0, f, newReplayBuffer(100), m, 1)
 	ctx, cancel := context.WithCancel(context.Background())

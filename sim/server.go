@@ -38,16 +38,15 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("validating sim options: %w", err)
 	}
 	reg := prometheus.NewRegistry()
-	engine, err := NewEngine(opts, reg)
+	m, err := NewMetrics(reg)
 	if err != nil {
 		return nil, err
 	}
-	m, err := newServerMetrics(reg)
+	engine, err := NewEngine(opts, m)
 	if err != nil {
-		engine.Close()
 		return nil, err
 	}
-	s := &Server{opts: opts, engine: engine, reg: reg, metrics: m, models: map[string]bool{},
+	s := &Server{opts: opts, engine: engine, reg: reg, metrics: m.server, models: map[string]bool{},
 		loras: map[string]bool{}, started: time.Now().Unix()}
 	for _, name := range opts.Models {
 		s.models[name] = true

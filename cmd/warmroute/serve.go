@@ -76,7 +76,11 @@ func newRouter(cfg serveconfig.Config, log *slog.Logger) (*router, error) {
 	if err != nil {
 		return nil, err
 	}
-	proc, err := extproc.New(pipe.scorer, extproc.Options{Config: cfg.Proxy}, reg, log)
+	procMetrics, err := extproc.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	proc, err := extproc.New(pipe.scorer, extproc.Options{Config: cfg.Proxy}, procMetrics, log)
 	if err != nil {
 		return nil, fmt.Errorf("creating ext_proc server: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/scorer"
+	"github.com/warmroute/warmroute/tokenizer"
 )
 
 // pipeline is the decision pipeline of `warmroute serve`: the prefix index,
@@ -36,27 +37,29 @@ type pipelineHooks struct {
 // newPipeline builds the pipeline from cfg (defaults applied) and registers
 // its metrics on reg. Pools without a tokenizer route on load alone.
 func newPipeline(cfg serveconfig.Config, reg prometheus.Registerer, hooks pipelineHooks) (*pipeline, error) {
+	ixMetrics, err := index.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
 	opts := cfg.Index.Options()
-	opts.Observer = hooks.observer
+	opts.Observer, opts.Metrics = hooks.observer, ixMetrics
 	ix, err := index.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating index: %w", err)
 	}
-	if err := index.RegisterMetrics(reg, ix); err != nil {
-		return nil, fmt.Errorf("registering index metrics: %w", err)
+	tkMetrics, err := tokenizer.NewMetrics(reg)
+	if err != nil {
+		return nil, err
 	}
-	tokens, err := scorer.LoadTokens(cfg.Pools, reg)
+	tokens, err := scorer.LoadTokens(cfg.Pools, tkMetrics)
 	if err != nil {
 		return nil, err
 	}
 	metrics, err := scorer.NewMetrics(reg)
 	if err != nil {
-		return nil, fmt.Errorf("registering scorer metrics: %w", err)
+		return nil, err
 	}
 	load := &scorer.Load{}
-	if err := reg.Register(scorer.NewLoadCollector(load)); err != nil {
-		return nil, fmt.Errorf("registering load metrics: %w", err)
-	}
 	pools := scorer.NewPools(cfg.Pools, cfg.DefaultPool)
 	s := scorer.New(pools, load, scorer.Options{
 		Fallbacks: cfg.Fallbacks, Index: ix, Tokens: tokens, Scoring: cfg.Scoring,

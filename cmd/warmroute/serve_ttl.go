@@ -60,8 +60,12 @@ func (l *eventsLink) EngineLoad(endpoint string) (running, waiting, kvUsage floa
 // guard is off: there is no stream whose health could be judged, and
 // predictions simply expire unconfirmed.
 func newTTL(cfg serveconfig.Config, link *eventsLink, reg prometheus.Registerer, log *slog.Logger) (*ttl.Controller, error) {
+	m, err := ttl.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
 	opts := cfg.TTLOptions(replicaName())
-	opts.Registerer, opts.Logger = reg, log
+	opts.Metrics, opts.Logger = m, log
 	if !cfg.Events.Disabled {
 		opts.Freshness, opts.Backlog = link, link
 	}

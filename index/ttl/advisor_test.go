@@ -135,7 +135,7 @@ func TestAdviseUsesLastBlock(t *testing.T) {
 	if adv := h.Report().Overall.Advice; adv.Samples != 0 {
 		t.Fatalf("a half-confirmed decision gave %d samples", adv.Samples)
 	}
-	h.Observe(index.Outcome{Kind: index.ConfirmedLate, Endpoint: "e", Decision: 7, Blocks: 1, Latency: 2400 * time.Millisecond})
+	h.Observe(index.Outcome{Kind: index.EarlyExpiry, Endpoint: "e", Decision: 7, Blocks: 1, Latency: 2400 * time.Millisecond})
 	if adv := h.Report().Overall.Advice; adv.Samples != 1 || adv.Quantile.D() != 2400*time.Millisecond {
 		t.Fatalf("advice %+v, want one 2.4s sample", adv)
 	}
@@ -257,7 +257,7 @@ func TestExposureThroughController(t *testing.T) {
 		h.Begin(id, Route{Endpoint: "e", Model: "m", PromptTokens: 64, NewSpeculative: 4, BlockSize: 16, At: h.clk.now()})
 		kind := index.Confirmed
 		if i%250 == 0 {
-			kind = index.Stale
+			kind = index.StaleExpiry
 		}
 		h.Observe(index.Outcome{Kind: kind, Endpoint: "e", Decision: id, Blocks: 4, Latency: time.Millisecond})
 		h.clk.advance(gap)

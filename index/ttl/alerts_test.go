@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/warmroute/warmroute/internal/metricdoc"
 	"sigs.k8s.io/yaml"
 )
 
@@ -27,21 +29,16 @@ type ruleFile struct {
 // collectors' descriptors.
 func registeredNames(t *testing.T) map[string]bool {
 	t.Helper()
-	ch := make(chan *prometheus.Desc, 64)
-	go func() {
-		for _, c := range newMetrics().collectors() {
-			c.Describe(ch)
-		}
-		close(ch)
-	}()
-	fq := regexp.MustCompile(`fqName: "([^"]+)"`)
+	fams, err := metricdoc.Registered(func(reg prometheus.Registerer) error {
+		_, err := NewMetrics(reg)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	names := map[string]bool{}
-	for d := range ch {
-		m := fq.FindStringSubmatch(d.String())
-		if m == nil {
-			t.Fatalf("cannot read a name from %s", d)
-		}
-		names[m[1]] = true
+	for name := range fams {
+		names[name] = true
 	}
 	return names
 }

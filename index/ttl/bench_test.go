@@ -87,7 +87,7 @@ func BenchmarkObserveUnattributed(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				h.Observe(index.Outcome{Kind: index.Stale, Endpoint: eps[i%n], Decision: index.DecisionID(i), Blocks: 1})
+				h.Observe(index.Outcome{Kind: index.StaleExpiry, Endpoint: eps[i%n], Decision: index.DecisionID(i), Blocks: 1})
 				i++
 			}
 		})

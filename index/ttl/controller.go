@@ -1,7 +1,6 @@
 package ttl
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -24,7 +23,7 @@ type Controller struct {
 	pct      Percentile
 	now      func() time.Time
 	log      *slog.Logger
-	metrics  *metrics
+	metrics  *Metrics
 	series   *seriesSet
 	guard    *guard
 	backlog  *backlogPeak
@@ -38,22 +37,23 @@ type Controller struct {
 	newTicker func(time.Duration) (<-chan time.Time, func())
 }
 
-// New validates opts, fills defaults and registers metrics.
+// New validates opts and fills defaults.
 func New(opts Options) (*Controller, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
 	cfg := opts.resolve()
 	pct, _ := ParsePercentile(cfg.Percentile) // validated above
-	c := &Controller{cfg: cfg, pct: pct, now: opts.Now, log: opts.Logger, metrics: newMetrics()}
+	m := opts.Metrics
+	if m == nil {
+		m, _ = NewMetrics(nil) // registers nothing, so cannot fail
+	}
+	c := &Controller{cfg: cfg, pct: pct, now: opts.Now, log: opts.Logger, metrics: m}
 	if c.now == nil {
 		c.now = time.Now
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if err := c.metrics.register(opts.Registerer); err != nil {
-		return nil, fmt.Errorf("registering ttl metrics: %w", err)
 	}
 	c.series = newSeriesSet(c.metrics, &cfg)
 	c.guard = newGuard(opts.Freshness, cfg.FreshnessLimit, cfg.MaxSeries, c.metrics, c.log)

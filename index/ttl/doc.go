@@ -3,8 +3,9 @@
 // that the chosen endpoint will soon hold the prompt's blocks.
 //
 // A Controller follows each decision from Begin (the scorer's commit) through
-// the index's Outcomes (confirmed, confirmed late within the grace window,
-// stale, dropped) to the response's Usage (did the engine really serve the
+// the index's Outcomes, named by the one vocabulary of endings (confirmed,
+// early_expiry: confirmed within the grace window after the TTL expired,
+// stale_expiry, dropped), to the response's Usage (did the engine really serve the
 // predicted prefix from cache). From the route-to-confirmation latencies it
 // advises T = Lq + J: the configured percentile of latency plus the
 // subscriber backlog and a jitter allowance, rounded after the arithmetic and

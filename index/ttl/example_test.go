@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/index/ttl"
@@ -17,9 +15,8 @@ import (
 func Example() {
 	now := time.Unix(1_700_000_000, 0)
 	c, err := ttl.New(ttl.Options{
-		Config:     ttl.Config{Mode: ttl.ModeAdvise, MinSamples: 3, Jitter: api.Duration(100 * time.Millisecond)},
-		Registerer: prometheus.NewRegistry(),
-		Now:        func() time.Time { return now },
+		Config: ttl.Config{Mode: ttl.ModeAdvise, MinSamples: 3, Jitter: api.Duration(100 * time.Millisecond)},
+		Now:    func() time.Time { return now },
 	})
 	if err != nil {
 		panic(err)

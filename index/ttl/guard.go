@@ -39,7 +39,7 @@ type guard struct {
 	src   FreshnessSource
 	limit time.Duration
 	max   int
-	m     *metrics
+	m     *Metrics
 	log   *slog.Logger
 
 	states sync.Map // endpoint -> *guardState
@@ -47,7 +47,7 @@ type guard struct {
 	n      int
 }
 
-func newGuard(src FreshnessSource, limit time.Duration, maxEndpoints int, m *metrics, log *slog.Logger) *guard {
+func newGuard(src FreshnessSource, limit time.Duration, maxEndpoints int, m *Metrics, log *slog.Logger) *guard {
 	return &guard{src: src, limit: limit, max: maxEndpoints, m: m, log: log}
 }
 

@@ -135,7 +135,7 @@ func TestTrustFallsForFailingEndpoint(t *testing.T) {
 	id := index.DecisionID(0)
 	next := func() index.DecisionID { id++; return id }
 	for i := range 19 { // below MinSamples: still 1
-		h.confirm(next(), "bad", "m", 0, index.Stale)
+		h.confirm(next(), "bad", "m", 0, index.StaleExpiry)
 		h.confirm(next(), "good", "m", 100*time.Millisecond, index.Confirmed)
 		_ = i
 	}
@@ -144,9 +144,9 @@ func TestTrustFallsForFailingEndpoint(t *testing.T) {
 	}
 	for range 21 {
 		if id%4 == 0 {
-			h.confirm(next(), "bad", "m", 2500*time.Millisecond, index.ConfirmedLate)
+			h.confirm(next(), "bad", "m", 2500*time.Millisecond, index.EarlyExpiry)
 		} else {
-			h.confirm(next(), "bad", "m", 0, index.Stale)
+			h.confirm(next(), "bad", "m", 0, index.StaleExpiry)
 		}
 		h.confirm(next(), "good", "m", 100*time.Millisecond, index.Confirmed)
 	}

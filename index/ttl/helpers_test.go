@@ -76,7 +76,11 @@ type harness struct {
 func newHarness(t testing.TB, cfg Config, mod ...func(*Options)) *harness {
 	t.Helper()
 	h := &harness{clk: &clock{t: t0}, reg: prometheus.NewRegistry()}
-	o := Options{Config: cfg, Now: h.clk.now, Registerer: h.reg}
+	m, err := NewMetrics(h.reg)
+	if err != nil {
+		t.Fatalf("NewMetrics: %v", err)
+	}
+	o := Options{Config: cfg, Now: h.clk.now, Metrics: m}
 	for _, f := range mod {
 		f(&o)
 	}
@@ -119,7 +123,7 @@ func (h *harness) feed(base index.DecisionID, ep, model string, lat []time.Durat
 	for i, l := range lat {
 		kind := index.Confirmed
 		if l > h.cfg.Static.D() {
-			kind = index.ConfirmedLate
+			kind = index.EarlyExpiry
 		}
 		h.confirm(base+index.DecisionID(i), ep, model, l, kind)
 	}

@@ -17,9 +17,9 @@ func TestEndingsAccounting(t *testing.T) {
 	h.Begin(2, Route{Endpoint: ep, Model: model, PromptTokens: 20000, NewSpeculative: 1, BlockSize: 16, At: t0})
 	for _, o := range []index.Outcome{
 		{Kind: index.Confirmed, Endpoint: ep, Decision: 1, Blocks: 2, Latency: 300 * time.Millisecond},
-		{Kind: index.ConfirmedLate, Endpoint: ep, Decision: 1, Blocks: 1, Latency: 2400 * time.Millisecond},
+		{Kind: index.EarlyExpiry, Endpoint: ep, Decision: 1, Blocks: 1, Latency: 2400 * time.Millisecond},
 		{Kind: index.Dropped, Endpoint: ep, Decision: 2, Blocks: 1},
-		{Kind: index.Stale, Endpoint: ep, Decision: 1, Blocks: 1, Latency: 2 * time.Second},
+		{Kind: index.StaleExpiry, Endpoint: ep, Decision: 1, Blocks: 1, Latency: 2 * time.Second},
 	} {
 		h.Observe(o)
 	}
@@ -33,7 +33,7 @@ func TestEndingsAccounting(t *testing.T) {
 		sum           float64
 	}{
 		{"first", "confirmed", 0.3},
-		{"last", "late", 2.4},
+		{"last", "early_expiry", 2.4},
 	}
 	for _, hh := range hist {
 		m := h.metric(t, "warmroute_ttl_confirmation_latency_seconds", map[string]string{"endpoint": ep, "model": model,
@@ -63,8 +63,8 @@ func TestUnattributedOutcomes(t *testing.T) {
 	h := newHarness(t, Config{})
 	h.Begin(1, Route{Endpoint: "a", Model: "m", NewSpeculative: 1, BlockSize: 16, At: t0})
 	h.Observe(index.Outcome{Kind: index.Confirmed, Endpoint: "b", Decision: 1, Blocks: 1, Latency: time.Millisecond})
-	h.Observe(index.Outcome{Kind: index.Stale, Endpoint: "a", Decision: 99, Blocks: 3})
-	h.Observe(index.Outcome{Kind: index.Stale, Endpoint: "a", Decision: 98, Blocks: 0}) // nothing ended: ignored
+	h.Observe(index.Outcome{Kind: index.StaleExpiry, Endpoint: "a", Decision: 99, Blocks: 3})
+	h.Observe(index.Outcome{Kind: index.StaleExpiry, Endpoint: "a", Decision: 98, Blocks: 0}) // nothing ended: ignored
 	if got := h.value(t, "warmroute_ttl_endings_total", map[string]string{"endpoint": "b", "model": labelUnknown, "ending": "confirmed"}); got != 1 {
 		t.Fatalf("unattributed confirmed = %v, want 1", got)
 	}
@@ -82,7 +82,7 @@ func TestUnattributedOutcomes(t *testing.T) {
 func TestRemoteOutcomesIgnored(t *testing.T) {
 	h := newHarness(t, Config{})
 	h.Begin(1, Route{Endpoint: "a", Model: "m", NewSpeculative: 2, BlockSize: 16, At: t0})
-	for _, kind := range []index.OutcomeKind{index.Confirmed, index.ConfirmedLate, index.Stale, index.Dropped} {
+	for _, kind := range []index.OutcomeKind{index.Confirmed, index.EarlyExpiry, index.StaleExpiry, index.Dropped} {
 		h.Observe(index.Outcome{Kind: kind, Endpoint: "a", Decision: 1, Blocks: 1, Latency: time.Millisecond, Remote: true})
 		h.Observe(index.Outcome{Kind: kind, Endpoint: "a", Decision: 77, Blocks: 1, Latency: time.Millisecond, Remote: true})
 	}

@@ -2,8 +2,11 @@ package ttl
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/warmroute/warmroute/index"
 )
 
 // Label values outside the endpoint and model names the controller is told.
@@ -13,18 +16,23 @@ const (
 	labelUnknown = "_unknown" // outcomes of decisions this replica did not begin
 )
 
-// ending labels for warmroute_ttl_endings_total, indexed like
-// index.OutcomeKind: early_expiry and stale_expiry are the two ways a
-// prediction fails (confirmed too late, never confirmed).
-var endingNames = [4]string{"confirmed", "early_expiry", "stale_expiry", "dropped"}
+// numEndings is how many index.OutcomeKind endings there are; their String
+// names are the ending label values.
+const numEndings = int(index.Dropped) + 1
+
+// latencyEndings label the two ways a confirmation can end, on time or
+// after expiry, in the one vocabulary of endings.
+var latencyEndings = [2]string{index.Confirmed.String(), index.EarlyExpiry.String()}
 
 // latencyBuckets span a fast local event path (a few ms) to a TTL cap well
 // beyond the 2 s default, with resolution around 0.1-3 s where TTLs are set.
 var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, .75, 1, 1.25, 1.5, 2, 3, 5, 10, 30}
 
-// metrics holds every warmroute_ttl_* collector. Labels are bounded: endpoint
-// and model by Config.MaxSeries, the rest by fixed sets.
-type metrics struct {
+// Metrics holds every warmroute_ttl_* collector. Labels are bounded: endpoint
+// and model by Config.MaxSeries, the rest by fixed sets. New creates them
+// from NewMetrics, given in Options.Metrics; a Metrics serves one Controller. Safe for
+// concurrent use.
+type Metrics struct {
 	latency     *prometheus.HistogramVec
 	endings     *prometheus.CounterVec
 	current     *prometheus.GaugeVec
@@ -54,14 +62,24 @@ func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts(opts(name, help)), labels)
 }
 
-func newMetrics() *metrics {
+// NewMetrics creates the controller's collectors and registers them on reg;
+// a nil reg registers nothing.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := newMetrics()
+	if err := m.register(reg); err != nil {
+		return nil, fmt.Errorf("registering ttl metrics: %w", err)
+	}
+	return m, nil
+}
+
+func newMetrics() *Metrics {
 	em := []string{"endpoint", "model"}
-	return &metrics{
+	return &Metrics{
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "warmroute", Subsystem: "ttl",
 			Name:    "confirmation_latency_seconds",
-			Help:    "Route-to-confirmation latency of a decision's first and last speculative block; ending=late for confirmations after expiry.",
+			Help:    "Route-to-confirmation latency of a decision's first and last speculative block; ending=early_expiry for confirmations after expiry.",
 			Buckets: latencyBuckets}, []string{"endpoint", "model", "prompt_class", "replica", "block", "ending"}),
-		endings: counterVec("endings_total", "Speculative blocks ended: confirmed, early_expiry (confirmed within grace after expiry), stale_expiry (never confirmed), dropped.",
+		endings: counterVec("endings_total", "Speculative blocks of this replica's decisions ended: confirmed, early_expiry (confirmed within grace after expiry), stale_expiry (never confirmed, or withdrawn), dropped (cleared or evicted).",
 			"endpoint", "model", "ending"),
 		current:     gaugeVec("current_seconds", "TTL given to new speculative entries (0 while paused is not shown here; see speculation_paused).", em...),
 		advised:     gaugeVec("advised_seconds", "Advised TTL: latency percentile plus backlog and jitter slack, rounded, capped; 0 before enough samples.", em...),
@@ -79,12 +97,12 @@ func newMetrics() *metrics {
 	}
 }
 
-func (m *metrics) collectors() []prometheus.Collector {
+func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.latency, m.endings, m.current, m.advised, m.quantile, m.slackUsed,
 		m.exposureReq, m.exposureTok, m.trust, m.paused, m.routes, m.falseWarm, m.backlog, m.decisions, m.tableDrops}
 }
 
-func (m *metrics) register(reg prometheus.Registerer) error {
+func (m *Metrics) register(reg prometheus.Registerer) error {
 	if reg == nil {
 		return nil
 	}
@@ -98,7 +116,7 @@ func (m *metrics) register(reg prometheus.Registerer) error {
 // seriesMetrics are one (endpoint, model) pair's children, bound once so the
 // hot paths skip the label lookup.
 type seriesMetrics struct {
-	endings   [4]prometheus.Counter
+	endings   [numEndings]prometheus.Counter
 	routes    [numResults]prometheus.Counter
 	falseWarm prometheus.Counter
 	// hist is bound lazily: most (class, block, ending) combinations of most
@@ -106,10 +124,10 @@ type seriesMetrics struct {
 	hist [numClasses][2][2]prometheus.Observer
 }
 
-func (m *metrics) bind(endpoint, model string) seriesMetrics {
+func (m *Metrics) bind(endpoint, model string) seriesMetrics {
 	var sm seriesMetrics
-	for i, e := range endingNames {
-		sm.endings[i] = m.endings.WithLabelValues(endpoint, model, e)
+	for i := range sm.endings {
+		sm.endings[i] = m.endings.WithLabelValues(endpoint, model, index.OutcomeKind(i).String())
 	}
 	for i, r := range resultNames {
 		sm.routes[i] = m.routes.WithLabelValues(endpoint, model, r)

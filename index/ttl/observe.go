@@ -14,9 +14,9 @@ type closing struct {
 // apply adds o to d.
 func (d *decision) apply(o index.Outcome, cl *closing) {
 	switch o.Kind {
-	case index.Confirmed, index.ConfirmedLate:
+	case index.Confirmed, index.EarlyExpiry:
 		late := 0
-		if o.Kind == index.ConfirmedLate {
+		if o.Kind == index.EarlyExpiry {
 			late = 1
 		}
 		if d.confirmed == 0 {
@@ -24,7 +24,7 @@ func (d *decision) apply(o index.Outcome, cl *closing) {
 		}
 		d.confirmed += o.Blocks
 		d.last, d.lastLate = o.Latency, late == 1
-	case index.Stale:
+	case index.StaleExpiry:
 		d.stale += o.Blocks
 	}
 	d.ended += o.Blocks
@@ -93,9 +93,9 @@ func (t *tally) addEnding(k index.OutcomeKind, blocks int) {
 	switch k {
 	case index.Confirmed:
 		t.confirmed += n
-	case index.ConfirmedLate:
+	case index.EarlyExpiry:
 		t.late += n
-	case index.Stale:
+	case index.StaleExpiry:
 		t.stale += n
 	default:
 		t.dropped += n

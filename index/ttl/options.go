@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-
 )
 
 // Fixed limits used when a Limits field is zero.
@@ -163,8 +160,9 @@ type Options struct {
 	Freshness FreshnessSource
 	// Backlog feeds J's backlog term; nil means no backlog is added.
 	Backlog BacklogGauge
-	// Registerer receives the warmroute_ttl_* metrics; nil registers none.
-	Registerer prometheus.Registerer
+	// Metrics, from NewMetrics, receives the warmroute_ttl_* series; nil
+	// keeps them unregistered. A Metrics serves one Controller.
+	Metrics *Metrics
 	// Logger logs mode changes and paused endpoints; nil discards.
 	Logger *slog.Logger
 	// Now is the clock, injectable for tests. Default time.Now.

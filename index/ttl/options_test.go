@@ -72,14 +72,18 @@ func TestConfigJSON(t *testing.T) {
 
 func TestNewRegistersOnce(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	if _, err := New(Options{Registerer: reg}); err != nil {
+	m, err := NewMetrics(reg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(Options{Registerer: reg}); err == nil {
-		t.Fatal("a second controller on one registry registered silently")
+	if _, err := New(Options{Metrics: m}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewMetrics(reg); err == nil {
+		t.Fatal("a second set of ttl metrics on one registry registered silently")
 	}
 	if _, err := New(Options{}); err != nil {
-		t.Fatalf("nil registerer: %v", err)
+		t.Fatalf("no metrics: %v", err)
 	}
 }
 

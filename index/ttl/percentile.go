@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
 )
 
 // Percentile is the share of route-to-confirmation latencies the TTL should

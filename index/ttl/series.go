@@ -26,7 +26,7 @@ type series struct {
 type latencySample struct {
 	class  promptClass
 	block  int // 0 first, 1 last
-	ending int // 0 confirmed on time, 1 late
+	ending int // index of latencyEndings: 0 confirmed on time, 1 early_expiry
 	d      time.Duration
 }
 
@@ -54,12 +54,12 @@ func (s *series) latencies(dst []time.Duration, now int64) []time.Duration {
 }
 
 // observeLatency feeds the histogram child for l, binding it on first use.
-func (s *series) observeLatency(m *metrics, replica string, l latencySample) {
+func (s *series) observeLatency(m *Metrics, replica string, l latencySample) {
 	s.mu.Lock()
 	h := s.m.hist[l.class][l.block][l.ending]
 	if h == nil {
 		h = m.latency.WithLabelValues(s.key.endpoint, s.key.model, l.class.String(), replica,
-			[2]string{"first", "last"}[l.block], [2]string{"confirmed", "late"}[l.ending])
+			[2]string{"first", "last"}[l.block], latencyEndings[l.ending])
 		s.m.hist[l.class][l.block][l.ending] = h
 	}
 	s.mu.Unlock()
@@ -70,7 +70,7 @@ func (s *series) observeLatency(m *metrics, replica string, l latencySample) {
 // share one "_other" series so metric labels stay bounded whatever strings
 // callers pass.
 type seriesSet struct {
-	m       *metrics
+	m       *Metrics
 	static  time.Duration
 	samples int
 	width   time.Duration
@@ -86,7 +86,7 @@ type seriesSet struct {
 	spilled atomic.Bool
 }
 
-func newSeriesSet(m *metrics, c *settings) *seriesSet {
+func newSeriesSet(m *Metrics, c *settings) *seriesSet {
 	set := &seriesSet{m: m, static: c.Static.D(), samples: c.WindowSamples, width: c.Window, max: c.MaxSeries}
 	set.all = set.make(seriesKey{labelAll, labelAll}, 4*c.WindowSamples)
 	set.other = set.make(seriesKey{labelOther, labelOther}, c.WindowSamples)
@@ -133,7 +133,7 @@ func (set *seriesSet) each(f func(*series)) {
 
 // gaugeChildren are a series' gauges; they are looked up per Run tick, not
 // on hot paths, so they are not bound in advance.
-func (m *metrics) gauges(k seriesKey) [7]prometheus.Gauge {
+func (m *Metrics) gauges(k seriesKey) [7]prometheus.Gauge {
 	return [7]prometheus.Gauge{
 		m.current.WithLabelValues(k.endpoint, k.model),
 		m.advised.WithLabelValues(k.endpoint, k.model),
