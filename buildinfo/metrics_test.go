@@ -1,13 +1,12 @@
 package buildinfo
 
 import (
-	"os"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/warmroute/warmroute/internal/metricdoc"
 )
 
 func TestMetricsExposeOneSeries(t *testing.T) {
@@ -36,45 +35,8 @@ func TestNewMetricsReturnsRegistrationErrors(t *testing.T) {
 
 // TestReadmeMetricsTable keeps the README's table equal to what is registered.
 func TestReadmeMetricsTable(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	if _, err := NewMetrics(reg); err != nil {
-		t.Fatal(err)
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, mf := range mfs {
-		var labels []string
-		for _, lp := range mf.GetMetric()[0].GetLabel() {
-			labels = append(labels, lp.GetName())
-		}
-		sort.Strings(labels)
-		got = append(got, mf.GetName()+" "+strings.ToLower(mf.GetType().String())+" "+strings.Join(labels, ","))
-	}
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, table, _ := strings.Cut(string(b), "## Metrics\n")
-	var documented []string
-	for _, line := range strings.Split(table, "\n") {
-		cells := strings.Split(line, "|")
-		if len(cells) < 5 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
-			continue
-		}
-		var labels []string
-		for l := range strings.SplitSeq(cells[3], ",") {
-			if l = strings.Trim(strings.TrimSpace(l), "`"); l != "" {
-				labels = append(labels, l)
-			}
-		}
-		sort.Strings(labels)
-		documented = append(documented, strings.Trim(strings.TrimSpace(cells[1]), "`")+" "+
-			strings.TrimSpace(cells[2])+" "+strings.Join(labels, ","))
-	}
-	if strings.Join(got, "\n") != strings.Join(documented, "\n") {
-		t.Errorf("registered:\n%s\nREADME documents:\n%s", strings.Join(got, "\n"), strings.Join(documented, "\n"))
-	}
+	metricdoc.Check(t, "README.md", func(reg prometheus.Registerer) error {
+		_, err := NewMetrics(reg)
+		return err
+	})
 }
