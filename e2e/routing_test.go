@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/openai"
 )
 
 // openAIResponse is the part of a completion, chat completion or stream
@@ -123,17 +124,17 @@ func checkGeneration(t *testing.T, r result, stream, wantStreamUsage bool) int {
 
 func checkStream(t *testing.T, r result, wantUsage bool) int {
 	t.Helper()
-	events, err := harness.ReadSSE(bytes.NewReader(r.body))
+	events, err := openai.ReadEvents(bytes.NewReader(r.body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) < 2 || events[len(events)-1] != "[DONE]" {
+	if len(events) < 2 || !openai.IsDone(events[len(events)-1]) {
 		t.Fatalf("stream does not end with [DONE] after chunks: %q", events)
 	}
 	tokens, text := -1, ""
 	for _, e := range events[:len(events)-1] {
 		var chunk openAIResponse
-		if err := json.Unmarshal([]byte(e), &chunk); err != nil {
+		if err := json.Unmarshal(e, &chunk); err != nil {
 			t.Fatalf("decoding chunk %q: %v", e, err)
 		}
 		for _, c := range chunk.Choices {
