@@ -11,8 +11,8 @@ import (
 	"github.com/warmroute/warmroute/openai"
 )
 
-// openAIResponse is the part of a completion, chat completion or stream
-// chunk the tests look at.
+// openAIResponse is the part of a completion or chat completion the tests
+// look at; stream chunks are read with openai.DecodeChunk.
 type openAIResponse struct {
 	Choices []struct {
 		Text    string `json:"text"`
@@ -133,8 +133,8 @@ func checkStream(t *testing.T, r result, wantUsage bool) int {
 	}
 	tokens, text := -1, ""
 	for _, e := range events[:len(events)-1] {
-		var chunk openAIResponse
-		if err := json.Unmarshal(e, &chunk); err != nil {
+		chunk, err := openai.DecodeChunk(e)
+		if err != nil {
 			t.Fatalf("decoding chunk %q: %v", e, err)
 		}
 		for _, c := range chunk.Choices {
@@ -144,7 +144,7 @@ func checkStream(t *testing.T, r result, wantUsage bool) int {
 			}
 		}
 		if chunk.Usage != nil {
-			tokens = chunk.Usage.PromptTokens
+			tokens = chunk.Usage.Prompt()
 		}
 	}
 	if text == "" {

@@ -101,14 +101,16 @@ func (p *EventParser) lineEnd(l []byte, inChunk bool) error {
 		p.dispatch()
 		return nil
 	}
-	if l[0] == ':' {
-		return nil // a comment
-	}
-	field, value, _ := bytes.Cut(l, []byte{':'})
-	if string(field) != "data" {
+	// Only the data field matters: comments (":...") and other fields
+	// ("event:", "id:", "retry:", and names that merely start with "data")
+	// are skipped.
+	value, ok := bytes.CutPrefix(l, []byte("data"))
+	if !ok || len(value) > 0 && value[0] != ':' {
 		return nil
 	}
-	value = bytes.TrimPrefix(value, []byte{' '})
+	if len(value) > 0 {
+		value = bytes.TrimPrefix(value[1:], []byte{' '})
+	}
 	return p.addData(value, inChunk)
 }
 
