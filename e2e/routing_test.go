@@ -19,9 +19,6 @@ type openAIResponse struct {
 		Message *struct {
 			Content string `json:"content"`
 		} `json:"message"`
-		Delta *struct {
-			Content string `json:"content"`
-		} `json:"delta"`
 	} `json:"choices"`
 	Usage *struct {
 		PromptTokens int `json:"prompt_tokens"`
