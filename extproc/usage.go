@@ -72,7 +72,7 @@ func (r *usageReader) finish() usage {
 	if r.events == nil {
 		return r.body.finish()
 	}
-	r.events.End()
+	_ = r.events.End() // a last line over the limit is skipped like any other
 	if r.last == nil {
 		return usage{}
 	}

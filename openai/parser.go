@@ -68,13 +68,17 @@ func (p *EventParser) Feed(chunk []byte) error {
 }
 
 // End ends the stream: a last line without its line end is read, and an
-// event still open is delivered. The parser is then ready for a new stream.
-func (p *EventParser) End() {
+// event still open is delivered. It returns ErrTooLong when that last line
+// is over the limit (its event is dropped). The parser is then ready for a
+// new stream.
+func (p *EventParser) End() error {
+	var err error
 	if len(p.line) > 0 && !p.skip {
-		p.lineEnd(p.line, false) // hold kept it within the limit
+		err = p.lineEnd(p.line, false)
 	}
 	p.line, p.skip = p.line[:0], false
 	p.dispatch()
+	return err
 }
 
 // hold keeps part of an unfinished line.
@@ -82,11 +86,13 @@ func (p *EventParser) hold(b []byte) error {
 	if p.skip || len(b) == 0 {
 		return nil
 	}
-	if len(p.line)+len(b) > p.limit {
+	// One byte over is kept: it may be the CR of a CRLF, which lineEnd
+	// trims before it checks the limit, as it does for a line read in place.
+	if len(p.line)+len(b) > p.limit+1 {
 		p.line, p.skip = p.line[:0], true
 		return p.tooLong()
 	}
-	p.line = appendBounded(p.line, p.limit, b)
+	p.line = appendBounded(p.line, p.limit+1, b)
 	return nil
 }
 

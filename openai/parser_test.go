@@ -34,6 +34,9 @@ var parserCases = []struct {
 	{name: "open event at the end", stream: "data: a\n", want: []string{"a"}},
 	{name: "empty", stream: ""},
 	{name: "line at the limit", stream: "data:" + long[5:] + "\n\n", want: []string{long[5:]}},
+	{name: "line at the limit with crlf", stream: "data:" + long[5:] + "\r\n\r\n", want: []string{long[5:]}},
+	{name: "line one over the limit with crlf", stream: "data:" + long[4:] + "\r\n\r\ndata: c\n\n",
+		want: []string{"c"}, tooLong: true},
 	{name: "line over the limit drops its event only", stream: "data: a\n\ndata:" + long + "\n\ndata: c\n\n",
 		want: []string{"a", "c"}, tooLong: true},
 	{name: "long line drops the rest of its event", stream: "data: " + long + "\ndata: b\n\ndata: c\n\n",
@@ -43,6 +46,7 @@ var parserCases = []struct {
 	{name: "event data over the limit", stream: "data: " + long[:40] + "\ndata: " + long[:40] + "\n\ndata: c\n\n",
 		want: []string{"c"}, tooLong: true},
 	{name: "long last line without line end", stream: "data: a\n\ndata: " + long, want: []string{"a"}, tooLong: true},
+	{name: "last line one over the limit", stream: "data: a\n\n" + long + "x", want: []string{"a"}, tooLong: true},
 }
 
 // parse feeds chunks to a parser and returns the events and whether any
@@ -58,7 +62,12 @@ func parse(t testing.TB, limit int, chunks ...[]byte) (events []string, tooLong 
 			tooLong = true
 		}
 	}
-	p.End()
+	if err := p.End(); err != nil {
+		if !errors.Is(err, ErrTooLong) {
+			t.Fatalf("End: %v", err)
+		}
+		tooLong = true
+	}
 	return events, tooLong
 }
 
@@ -104,8 +113,9 @@ func TestEventParserBounded(t *testing.T) {
 			stream := []byte(huge + "data: ok\n\n" + "data: " + strings.Repeat("z", 900) + "\ndata: a\n\n")
 			for c := range slices.Chunk(stream, tt.chunk) {
 				p.Feed(c)
-				if held := max(cap(p.line), cap(p.buf)); held > limit {
-					t.Fatalf("parser holds %d bytes, want at most %d", held, limit)
+				// A line may hold one byte more: the CR of a CRLF.
+				if held := max(cap(p.line), cap(p.buf)); held > limit+1 {
+					t.Fatalf("parser holds %d bytes, want at most %d", held, limit+1)
 				}
 			}
 			p.End()

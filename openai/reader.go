@@ -59,8 +59,10 @@ func (r *EventReader) fill() {
 	}
 	switch {
 	case errors.Is(err, io.EOF):
-		r.parser.End()
 		r.err = io.EOF
+		if perr := r.parser.End(); perr != nil {
+			r.err = fmt.Errorf("reading event stream: %w (limit %d bytes)", perr, r.limit)
+		}
 	case err != nil:
 		r.err = fmt.Errorf("reading event stream: %w", err)
 	}
