@@ -16,6 +16,7 @@ import (
 
 	"github.com/warmroute/warmroute/e2e/envoy"
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // model is the model every simulator serves.
@@ -169,22 +170,16 @@ func servedBy(t *testing.T, st *harness.Stack, r result) string {
 	return id
 }
 
-// waitMetric polls the router's metrics until the sum of name matches want
-// or timeout passes, and returns the last value seen.
-func waitMetric(t *testing.T, st *harness.Stack, name string, want func(float64) bool, timeout time.Duration) float64 {
+// waitMetric polls the router's metrics until the sum of name is want, and
+// fails t when timeout passes first; when says when the value is due.
+func waitMetric(t *testing.T, st *harness.Stack, name string, want float64, timeout time.Duration, when string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		m, err := harness.Scrape(context.Background(), st.Router.MetricsURL())
-		if err != nil {
-			t.Fatal(err)
+	testwait.Until(t, timeout, func() string {
+		if v := scrape(t, st).Sum(name, nil); v != want {
+			return fmt.Sprintf("%s = %v %s, want %v", name, v, when, want)
 		}
-		v := m.Sum(name, nil)
-		if want(v) || time.Now().After(deadline) {
-			return v
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 func scrape(t *testing.T, st *harness.Stack) harness.Metrics {

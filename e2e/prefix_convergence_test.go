@@ -9,6 +9,7 @@ import (
 	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // TestIndexConvergence checks that after traffic the router's confirmed
@@ -64,7 +65,7 @@ func TestIndexConvergence(t *testing.T) {
 		}
 		// Traffic before the relay resubscribed would be lost on the wire
 		// with nothing to replay it, so wait for the reconnect.
-		eventually(t, 10*time.Second, func() string {
+		testwait.Until(t, 10*time.Second, func() string {
 			if relayReconnects(t, r) <= before {
 				return "relay did not reconnect to the restarted simulator"
 			}
@@ -82,7 +83,7 @@ func TestIndexConvergence(t *testing.T) {
 		if err := ps.Relays[0].Stop(); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 5*time.Second, func() string {
+		testwait.Until(t, 5*time.Second, func() string {
 			if n, err := ps.Router.IndexEntries(ctx, s.Addr); err != nil || n.Confirmed != 0 {
 				return fmt.Sprintf("router still holds %+v (%v) for %s after its relay left", n, err, s.ID)
 			}
@@ -134,7 +135,7 @@ func waitConverged(t *testing.T, ps *harness.PrefixStack, when string, sims ...*
 	if sims == nil {
 		sims = ps.EventSims
 	}
-	eventually(t, 10*time.Second, func() string {
+	testwait.Until(t, 10*time.Second, func() string {
 		for _, s := range sims {
 			if why := divergence(t, ps, s); why != "" {
 				return when + ": " + why

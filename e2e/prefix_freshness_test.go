@@ -10,6 +10,7 @@ import (
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 const pausedMetric = "warmroute_ttl_speculation_paused"
@@ -74,7 +75,7 @@ func pausedValue(t *testing.T, ps *harness.PrefixStack, endpoint string) float64
 
 func waitPaused(t *testing.T, ps *harness.PrefixStack, endpoint string, want float64) {
 	t.Helper()
-	eventually(t, 10*time.Second, func() string {
+	testwait.Until(t, 10*time.Second, func() string {
 		if v := pausedValue(t, ps, endpoint); v != want {
 			return fmt.Sprintf("%s{endpoint=%s} = %v, want %v", pausedMetric, endpoint, v, want)
 		}

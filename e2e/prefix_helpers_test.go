@@ -169,20 +169,3 @@ func lookupOn(t *testing.T, ps *harness.PrefixStack, tokens []uint32, endpoint s
 	}
 	return api.EndpointIndexLookup{Endpoint: endpoint}
 }
-
-// eventually polls cond every 50ms until it returns "" or timeout passes,
-// then fails t with cond's last complaint.
-func eventually(t *testing.T, timeout time.Duration, cond func() string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		why := cond()
-		if why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", timeout, why)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}

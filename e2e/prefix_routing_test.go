@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // TestPrefixRouting runs the routing cases that share one stack: simulators
@@ -36,7 +37,7 @@ func testWarmEndpoint(t *testing.T, ps *harness.PrefixStack) {
 	warm := simByID(t, ps, first.simID)
 	toks := tokenize(t, warm, prefix+" first question?")
 	want := len(toks) / warm.BlockSize
-	eventually(t, 5*time.Second, func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		if got := lookupOn(t, ps, toks, warm.Addr); got.Confirmed != want {
 			return fmt.Sprintf("router holds %+v of the first prompt's %d blocks on %s, want all confirmed", got, want, warm.Addr)
 		}
@@ -85,7 +86,7 @@ func TestPrefixHotSpread(t *testing.T) {
 	prefix := words("hot", 100)
 	warm := complete(t, ps, prefix+" warm-up", nil)
 	toks := tokenize(t, simByID(t, ps, warm.simID), prefix+" warm-up")
-	eventually(t, 5*time.Second, func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		if got := lookupOn(t, ps, toks, simByID(t, ps, warm.simID).Addr); got.Confirmed == 0 {
 			return "warm-up blocks never confirmed"
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // TestRelayRestartRebuildsRouterView checks that a relay stopped with
@@ -36,7 +37,7 @@ func TestRelayRestartRebuildsRouterView(t *testing.T) {
 	if err := relay.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		if n, err := ps.Router.IndexEntries(ctx, s.Addr); err != nil || n.Confirmed != 0 {
 			return fmt.Sprintf("router still holds %+v (%v) for %s after its relay left", n, err, s.ID)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // newReplicaStack starts two router replicas sharing predictions over one
@@ -118,7 +119,7 @@ func testNoDoubleCount(t *testing.T, rs *harness.ReplicaStack) {
 	ep := simAddr(t, rs, got.simID)
 	tokens := tokenize(t, rs.EventSims[0], prompt)
 	var predicted int
-	eventually(t, 5*time.Second, func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		own, shared := lookupAt(t, rs.Routers[x], rs.Model, tokens, ep), lookupAt(t, rs.Routers[y], rs.Model, tokens, ep)
 		if own.Speculative == 0 || shared.Speculative != own.Speculative {
 			return fmt.Sprintf("decider r%d holds %+v, other replica %+v: want the same speculative blocks", x, own, shared)
@@ -126,7 +127,7 @@ func testNoDoubleCount(t *testing.T, rs *harness.ReplicaStack) {
 		predicted = own.Speculative
 		return ""
 	})
-	eventually(t, 10*time.Second, func() string {
+	testwait.Until(t, 10*time.Second, func() string {
 		if d := endings(t, rs.Routers[x], "confirmed") - before[x]["confirmed"]; d != float64(predicted) {
 			return fmt.Sprintf("decider r%d counted %v confirmed blocks, want %d", x, d, predicted)
 		}
@@ -150,7 +151,7 @@ func testPairAcrossReplicas(t *testing.T, rs *harness.ReplicaStack) {
 		first, x := sendReplicas(t, rs, prompt)
 		ep := simAddr(t, rs, first.simID)
 		tokens := tokenize(t, rs.EventSims[0], prompt)
-		eventually(t, 2*time.Second, func() string {
+		testwait.Until(t, 2*time.Second, func() string {
 			if l := lookupAt(t, rs.Routers[1-x], rs.Model, tokens, ep); l.Speculative == 0 {
 				return fmt.Sprintf("r%d has not received r%d's prediction: %+v", 1-x, x, l)
 			}
@@ -190,7 +191,7 @@ func testReplicaRestart(t *testing.T, rs *harness.ReplicaStack) {
 	y := 1 - x
 	ep := simAddr(t, rs, first.simID)
 	tokens := tokenize(t, rs.EventSims[0], prompt)
-	eventually(t, 2*time.Second, func() string {
+	testwait.Until(t, 2*time.Second, func() string {
 		if l := lookupAt(t, rs.Routers[y], rs.Model, tokens, ep); l.Speculative == 0 {
 			return fmt.Sprintf("r%d has not received r%d's prediction: %+v", y, x, l)
 		}

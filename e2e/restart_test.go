@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // TestRouterRestart stops the router while Envoy keeps running: requests in
@@ -38,16 +40,14 @@ func TestRouterRestart(t *testing.T) {
 	if err := st.Router.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		r, err := do(context.Background(), http.MethodPost, st.URL("/v1/completions"), body, nil)
-		if err == nil && r.status == http.StatusOK {
-			checkRouted(t, st, r)
-			return
+	var r result
+	testwait.Until(t, 15*time.Second, func() string {
+		var err error
+		r, err = do(context.Background(), http.MethodPost, st.URL("/v1/completions"), body, nil)
+		if err != nil || r.status != http.StatusOK {
+			return fmt.Sprintf("no success since the router came back: last %v %v", r, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no success 15s after the router came back: last %v %v", r, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ""
+	})
+	checkRouted(t, st, r)
 }

@@ -8,19 +8,17 @@ import (
 	"testing"
 
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/openai"
 )
 
-// openAIResponse is the part of a completion, chat completion or stream
-// chunk the tests look at.
+// openAIResponse is the part of a completion or chat completion the tests
+// look at; stream chunks are read with openai.DecodeChunk.
 type openAIResponse struct {
 	Choices []struct {
 		Text    string `json:"text"`
 		Message *struct {
 			Content string `json:"content"`
 		} `json:"message"`
-		Delta *struct {
-			Content string `json:"content"`
-		} `json:"delta"`
 	} `json:"choices"`
 	Usage *struct {
 		PromptTokens int `json:"prompt_tokens"`
@@ -123,17 +121,17 @@ func checkGeneration(t *testing.T, r result, stream, wantStreamUsage bool) int {
 
 func checkStream(t *testing.T, r result, wantUsage bool) int {
 	t.Helper()
-	events, err := harness.ReadSSE(bytes.NewReader(r.body))
+	events, err := openai.ReadEvents(bytes.NewReader(r.body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(events) < 2 || events[len(events)-1] != "[DONE]" {
+	if len(events) < 2 || !openai.IsDone(events[len(events)-1]) {
 		t.Fatalf("stream does not end with [DONE] after chunks: %q", events)
 	}
 	tokens, text := -1, ""
 	for _, e := range events[:len(events)-1] {
-		var chunk openAIResponse
-		if err := json.Unmarshal([]byte(e), &chunk); err != nil {
+		chunk, err := openai.DecodeChunk(e)
+		if err != nil {
 			t.Fatalf("decoding chunk %q: %v", e, err)
 		}
 		for _, c := range chunk.Choices {
@@ -143,7 +141,7 @@ func checkStream(t *testing.T, r result, wantUsage bool) int {
 			}
 		}
 		if chunk.Usage != nil {
-			tokens = chunk.Usage.PromptTokens
+			tokens = chunk.Usage.Prompt()
 		}
 	}
 	if text == "" {

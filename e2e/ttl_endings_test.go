@@ -12,6 +12,7 @@ import (
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 const subsetHint = "x-e2e-subset-hint"
@@ -82,7 +83,7 @@ func testConfirmedInTime(t *testing.T, ps *harness.PrefixStack) {
 	}
 	ep := simByID(t, ps, first.simID)
 	tokens := tokenize(t, ep, prompt)
-	eventually(t, 5*time.Second, func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		if l := lookupAt(t, ps.Router, ps.Model, tokens, ep.Addr); l.Confirmed == 0 {
 			return fmt.Sprintf("router holds %+v, want confirmed blocks", l)
 		}
@@ -92,7 +93,7 @@ func testConfirmedInTime(t *testing.T, ps *harness.PrefixStack) {
 		t.Errorf("third request: %s on %s, want confirmed on %s", third.decision.raw, third.simID, first.simID)
 	}
 	blocks := float64(second.decision.spec)
-	eventually(t, 5*time.Second, func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		if d := endings(t, ps.Router, "confirmed") - before["confirmed"]; d < blocks {
 			return fmt.Sprintf("confirmed endings grew by %v, want >= %v", d, blocks)
 		}
@@ -140,7 +141,7 @@ func testLostPredictions(t *testing.T, ps *harness.PrefixStack) {
 	cancelled := words("cancel", 40)
 	ep := cancelRequest(t, ps, cancelled)
 	tokens := tokenize(t, ep, cancelled)
-	eventually(t, 5*time.Second, func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		if l := lookupAt(t, ps.Router, ps.Model, tokens, ep.Addr); l.Speculative+l.Confirmed != 0 {
 			return fmt.Sprintf("router holds %+v for the cancelled request, want nothing", l)
 		}
@@ -155,7 +156,7 @@ func testLostPredictions(t *testing.T, ps *harness.PrefixStack) {
 		}
 	}
 	w := withdrawn(t, ps.Router) - beforeWithdrawn
-	eventually(t, 5*time.Second, func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		if d := endings(t, ps.Router, "stale_expiry") - before; d != w {
 			return fmt.Sprintf("stale_expiry grew by %v, want the %v withdrawn blocks", d, w)
 		}
@@ -179,7 +180,7 @@ func cancelRequest(t *testing.T, ps *harness.PrefixStack, prompt string) *harnes
 			map[string]string{"x-sim-delay": "10s", subsetHint: ep.Addr})
 		done <- err
 	}()
-	eventually(t, 5*time.Second, func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		if l := lookupAt(t, ps.Router, ps.Model, tokens, ep.Addr); l.Speculative == 0 {
 			return fmt.Sprintf("router holds %+v for the pending request, want its prediction", l)
 		}
@@ -214,7 +215,7 @@ func testLateConfirmation(t *testing.T, ps *harness.PrefixStack) {
 	if predicted == 0 {
 		t.Fatal("no prediction after the request")
 	}
-	eventually(t, staticTTL+2*time.Second, func() string {
+	testwait.Until(t, staticTTL+2*time.Second, func() string {
 		if l := lookupAt(t, ps.Router, ps.Model, tokens, ep.Addr); l.Speculative != 0 {
 			return fmt.Sprintf("prediction still live: %+v", l)
 		}
@@ -227,7 +228,7 @@ func testLateConfirmation(t *testing.T, ps *harness.PrefixStack) {
 	if _, status := send(t, ps.URL("/v1/completions"), words("late-next", 40), hint); status != 200 {
 		t.Fatalf("request after restoring events answered %d", status)
 	}
-	eventually(t, indexGrace, func() string {
+	testwait.Until(t, indexGrace, func() string {
 		if d := endings(t, ps.Router, "early_expiry") - beforeEarly; d != float64(predicted) {
 			return fmt.Sprintf("early_expiry grew by %v, want %d", d, predicted)
 		}
@@ -251,7 +252,7 @@ func testEngineRestart(t *testing.T, ps *harness.PrefixStack) {
 	prompt := words("restart", 40)
 	send(t, ps.URL("/v1/completions"), prompt, hint)
 	tokens := tokenize(t, ep, prompt)
-	eventually(t, 5*time.Second, func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		if l := lookupAt(t, ps.Router, ps.Model, tokens, ep.Addr); l.Confirmed == 0 {
 			return fmt.Sprintf("router holds %+v, want confirmed blocks", l)
 		}
@@ -262,7 +263,7 @@ func testEngineRestart(t *testing.T, ps *harness.PrefixStack) {
 	}
 	// The restarted engine's first batch (sequence 0) tells the router.
 	send(t, ps.URL("/v1/completions"), words("after-restart", 40), hint)
-	eventually(t, 5*time.Second, func() string {
+	testwait.Until(t, 5*time.Second, func() string {
 		if l := lookupAt(t, ps.Router, ps.Model, tokens, ep.Addr); l.Confirmed != 0 {
 			return fmt.Sprintf("router still holds %+v for the restarted engine", l)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // injected is the event delay the simulators add: every batch reaches the
@@ -72,7 +73,7 @@ func TestTTLMeasuresInjectedDelay(t *testing.T) {
 		<-tick.C
 	}
 	var rep ttl.Report
-	eventually(t, 10*time.Second, func() string {
+	testwait.Until(t, 10*time.Second, func() string {
 		rep = ttlReport(t, ps.Router)
 		if a := rep.Overall.Advice; !a.Ready || a.Samples < requests {
 			return fmt.Sprintf("advice %+v: want ready with %d samples", a, requests)

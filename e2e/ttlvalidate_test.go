@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 const decisionsMetric = "warmroute_scorer_decisions_total"
@@ -106,8 +108,7 @@ func eventStack(t *testing.T, tok string, sims int) *harness.Stack {
 func waitHeard(t *testing.T, st *harness.Stack) {
 	t.Helper()
 	const heartbeatAge = "warmroute_events_source_heartbeat_age_seconds"
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Until(t, 30*time.Second, func() string {
 		m := scrape(t, st)
 		heard := 0
 		for _, s := range st.Sims {
@@ -115,14 +116,11 @@ func waitHeard(t *testing.T, st *harness.Stack) {
 				heard++
 			}
 		}
-		if heard == len(st.Sims) {
-			return
+		if heard < len(st.Sims) {
+			return fmt.Sprintf("router heard heartbeats from %d of %d relays", heard, len(st.Sims))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("router heard heartbeats from %d of %d relays in 30s", heard, len(st.Sims))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 func hasSeries(m harness.Metrics, name, endpoint string) bool {

@@ -31,10 +31,10 @@
 // # Response usage
 //
 // When Envoy sends response bodies, usage.prompt_tokens and
-// usage.prompt_tokens_details.cached_tokens are read from 2xx responses: an
-// incremental line scanner for event streams (keeping only the last data
-// line with a non-null usage) and a bounded buffer for JSON bodies
-// (Options.MaxResponseBytes). A missing or null cached_tokens is reported as
+// usage.prompt_tokens_details.cached_tokens are read from 2xx responses with
+// the openai package: an incremental event parser for event streams
+// (keeping only the last event with a non-null usage) and a bounded buffer
+// for JSON bodies (Options.MaxResponseBytes). A missing or null cached_tokens is reported as
 // unknown, never as zero. Bodies are passed on unchanged.
 //
 // # Concurrency

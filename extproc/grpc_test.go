@@ -3,6 +3,7 @@ package extproc_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // serveBufconn serves srv over an in-memory listener and returns a client.
@@ -101,11 +104,12 @@ func TestGRPCClientCancel(t *testing.T) {
 	}
 	cancel()
 	// The server learns about the cancellation asynchronously.
-	for deadline := time.Now().Add(5 * time.Second); h.inflight() != 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("in flight = %d long after the client cancelled", h.inflight())
+	testwait.Until(t, 5*time.Second, func() string {
+		if n := h.inflight(); n != 0 {
+			return fmt.Sprintf("in flight = %d after the client cancelled", n)
 		}
-	}
+		return ""
+	})
 }
 
 func sendAll(t *testing.T, stream extprocv3.ExternalProcessor_ProcessClient, reqs ...*extprocv3.ProcessingRequest) {

@@ -54,9 +54,9 @@ var sseCases = []struct {
 	{"empty body", "", usage{}},
 }
 
-// TestSSEScanner feeds every case whole and split at every byte boundary,
+// TestSSEUsage feeds every case whole and split at every byte boundary,
 // and in one-byte chunks.
-func TestSSEScanner(t *testing.T) {
+func TestSSEUsage(t *testing.T) {
 	for _, tc := range sseCases {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := scanSSE(1<<20, []byte(tc.body)); got != tc.want {
@@ -87,14 +87,14 @@ func scanSSE(limit int, chunks ...[]byte) usage {
 	return r.finish()
 }
 
-func TestSSEScannerBoundsLines(t *testing.T) {
+func TestSSEUsageBoundsLines(t *testing.T) {
 	huge := `{"choices":[{"text":"` + strings.Repeat("x", 5000) + `"}],"usage":{"prompt_tokens":1,"prompt_tokens_details":{"cached_tokens":1}}}`
 	tests := []struct {
 		name   string
 		body   string
 		chunk  int
 		want   usage
-		maxMem int // bound on each buffer the scanner holds
+		maxMem int // bound on the usage event the reader keeps
 	}{
 		{"long token lines skipped, usage kept", sse(huge, huge, usageEvent), 1000, usage{12, 8, true}, 1024},
 		{"usage line over the limit is unknown", sse(tokenEvent, huge), 700, usage{}, 1024},
@@ -109,8 +109,8 @@ func TestSSEScannerBoundsLines(t *testing.T) {
 				n := min(tt.chunk, len(b))
 				r.write(b[:n])
 				b = b[n:]
-				if held := max(cap(r.scan.partial), cap(r.scan.last)); held > tt.maxMem {
-					t.Fatalf("scanner holds %d bytes, want at most %d", held, tt.maxMem)
+				if held := cap(r.last); held > tt.maxMem {
+					t.Fatalf("reader keeps %d bytes, want at most %d", held, tt.maxMem)
 				}
 			}
 			if got := r.finish(); got != tt.want {
@@ -191,9 +191,9 @@ func TestJSONUsageBounded(t *testing.T) {
 	}
 }
 
-// FuzzSSEScanner checks that any stream, split anywhere, reads the same as
+// FuzzSSEUsage checks that any stream, split anywhere, reads the same as
 // when whole, never panics, and only reports consistent numbers.
-func FuzzSSEScanner(f *testing.F) {
+func FuzzSSEUsage(f *testing.F) {
 	for _, tc := range sseCases {
 		f.Add([]byte(tc.body), uint16(3))
 	}
@@ -229,9 +229,9 @@ func checkUsage(t *testing.T, u usage) {
 	}
 }
 
-// BenchmarkSSEScanner measures the per-chunk cost on the streaming path: one
+// BenchmarkSSEUsage measures the per-chunk cost on the streaming path: one
 // body message per token event, as vLLM flushes them.
-func BenchmarkSSEScanner(b *testing.B) {
+func BenchmarkSSEUsage(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		chunks := make([][]byte, 0, n+2)
 		total := 0

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/warmroute/warmroute/internal/testclock"
 )
 
 // benchEvent returns a BlockStored for n blocks of 16 tokens.
@@ -82,7 +84,7 @@ func BenchmarkLookup(b *testing.B) {
 func BenchmarkSpeculate(b *testing.B) {
 	for _, n := range []int{100, 1_000, 10_000} {
 		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
-			clock := newFakeClock()
+			clock := testclock.New(testStart)
 			ix, _ := New(Options{BlockSize: 16, Now: clock.Now})
 			ev := benchEvent("", 3, n)
 			keys, _ := AppendKeys(nil, ev.Identity, 16, ev.Tokens)

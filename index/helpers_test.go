@@ -4,27 +4,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/warmroute/warmroute/internal/testclock"
 )
-
-// fakeClock is a manually advanced clock, so expiry tests need no sleeps.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // recorder is an Observer that keeps every outcome.
 type recorder struct {
@@ -48,17 +30,20 @@ func (r *recorder) take() []Outcome {
 
 const testBS = 4
 
+// testStart is where the fixtures' clocks start.
+var testStart = time.Unix(1_700_000_000, 0)
+
 var testID = Identity{Model: "m"}
 
 type fixture struct {
 	ix    *Index
-	clock *fakeClock
+	clock *testclock.Manual
 	obs   *recorder
 }
 
 func newFixture(t testing.TB, opts Options) *fixture {
 	t.Helper()
-	f := &fixture{clock: newFakeClock(), obs: &recorder{}}
+	f := &fixture{clock: testclock.New(testStart), obs: &recorder{}}
 	if opts.BlockSize == 0 {
 		opts.BlockSize = testBS
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/warmroute/warmroute/internal/testwait"
 	"github.com/warmroute/warmroute/tokenizer"
 	"github.com/warmroute/warmroute/tokenizer/tokenizertest"
 )
@@ -95,11 +96,10 @@ func TestDriftTokensComparesOffPath(t *testing.T) {
 	<-bodies
 	// The comparison is recorded once the engine's answer is read; wait for
 	// it (bounded) before stopping Run, or cancelling would fail the call.
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if n, _ := testutil.GatherAndCount(reg); n > 0 {
-			break
-		}
-	}
+	testwait.Until(t, 5*time.Second, testwait.That("drift comparison recorded", func() bool {
+		n, _ := testutil.GatherAndCount(reg)
+		return n > 0
+	}))
 	cancel()
 	<-done
 	want := `

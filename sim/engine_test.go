@@ -3,12 +3,15 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 func newTestEngine(t testing.TB, opts Options) *Engine {
@@ -247,15 +250,11 @@ func TestNewEngineRejectsBadOptions(t *testing.T) {
 // a performance assertion.
 func waitEngineGauges(t testing.TB, e *Engine, running, waiting float64) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.Until(t, 5*time.Second, func() string {
 		r, w := testutil.ToFloat64(e.metrics.running), testutil.ToFloat64(e.metrics.waiting)
-		if r == running && w == waiting {
-			return
+		if r != running || w != waiting {
+			return fmt.Sprintf("gauges running=%v waiting=%v, want %v and %v", r, w, running, waiting)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gauges running=%v waiting=%v, want %v and %v", r, w, running, waiting)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return ""
+	})
 }

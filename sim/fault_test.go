@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 const smallCompletion = `{"model":"sim-model","prompt":"hello","max_tokens":2}`
@@ -180,11 +182,10 @@ func FuzzParseFault(f *testing.F) {
 
 func waitCounter(t testing.TB, s *Server, apiName, outcome string, want float64) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for testutil.ToFloat64(s.metrics.requests.WithLabelValues(apiName, outcome)) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("requests_total{api=%q,outcome=%q} never reached %v", apiName, outcome, want)
+	testwait.Until(t, 5*time.Second, func() string {
+		if got := testutil.ToFloat64(s.metrics.requests.WithLabelValues(apiName, outcome)); got != want {
+			return fmt.Sprintf("requests_total{api=%q,outcome=%q} = %v, want %v", apiName, outcome, got, want)
 		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return ""
+	})
 }

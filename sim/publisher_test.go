@@ -2,12 +2,15 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // recorder is a frameSender that keeps what reached the wire.
@@ -135,11 +138,10 @@ func TestPublisherRestartDropsBatchesInFlight(t *testing.T) {
 
 func waitMetric(t *testing.T, c prometheus.Collector, want float64) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for testutil.ToFloat64(c) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("counter = %v, want %v", testutil.ToFloat64(c), want)
+	testwait.Until(t, 5*time.Second, func() string {
+		if got := testutil.ToFloat64(c); got != want {
+			return fmt.Sprintf("counter = %v, want %v", got, want)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return ""
+	})
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/warmroute/warmroute/events"
 	"github.com/warmroute/warmroute/events/eventstest"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // relayToSink runs the project's relay and subscriber between the
@@ -59,18 +61,14 @@ func relayToSink(t *testing.T, s *Server, relayReg *prometheus.Registry) (*event
 // while the test keeps the engine publishing.
 func converged(t *testing.T, s *Server, sink *eventstest.Sink, src events.Source, poke func()) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, func() string {
 		want := slices.Sorted(maps.Keys(setOf(s.Engine().CacheState().Hashes())))
-		if got := sink.Blocks(src); slices.Equal(got, want) && len(want) > 0 {
-			return
+		if got := sink.Blocks(src); !slices.Equal(got, want) || len(want) == 0 {
+			poke()
+			return fmt.Sprintf("sink %v, engine %v", got, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sink %v, engine %v", sink.Blocks(src), want)
-		}
-		poke()
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 func setOf(hs []uint64) map[uint64]bool {

@@ -20,6 +20,7 @@ import (
 	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/events"
 	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/internal/testwait"
 	"github.com/warmroute/warmroute/scorer"
 )
 
@@ -28,6 +29,8 @@ const (
 	evStatic   = "10.20.0.1:8000"
 	evDynamic  = "10.20.0.2:8000"
 	evInterval = 100 * time.Millisecond
+	// evSettle bounds every wait for the router to catch up with the relay.
+	evSettle = 15 * time.Second
 )
 
 // evRouter is what startEvents feeds in a test.
@@ -164,34 +167,23 @@ func (f *fakeRelay) store(t *testing.T, blocks int) {
 	f.seq++
 }
 
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within 15s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestStartEventsEmbedded(t *testing.T) {
 	r := startTestEvents(t, api.EventsConfig{Listen: "127.0.0.1:0"})
 	relay := newFakeRelay(t, r.rt.URL())
 	t.Run("heartbeat adds the endpoint", func(t *testing.T) {
 		relay.beating()
-		waitFor(t, "endpoint discovered", func() bool { return slices.Contains(r.endpoints(t), evDynamic) })
+		testwait.Until(t, evSettle, testwait.That("endpoint discovered", func() bool { return slices.Contains(r.endpoints(t), evDynamic) }))
 	})
 	t.Run("batches reach the index", func(t *testing.T) {
 		relay.store(t, 3)
-		waitFor(t, "blocks indexed", func() bool { return r.blocks(t) == 3 })
+		testwait.Until(t, evSettle, testwait.That("blocks indexed", func() bool { return r.blocks(t) == 3 }))
 		if f, ok := r.rt.Freshness(evDynamic); !ok || !f.HasSeq || f.LastEvent.IsZero() {
 			t.Fatalf("Freshness = %+v, %v", f, ok)
 		}
 	})
 	t.Run("expiry removes and clears it, keeping static endpoints", func(t *testing.T) {
 		relay.quiet()
-		waitFor(t, "endpoint expired", func() bool { return !slices.Contains(r.endpoints(t), evDynamic) })
+		testwait.Until(t, evSettle, testwait.That("endpoint expired", func() bool { return !slices.Contains(r.endpoints(t), evDynamic) }))
 		if got := r.blocks(t); got != 0 {
 			t.Errorf("expired endpoint still holds %d blocks", got)
 		}
@@ -226,22 +218,22 @@ func TestStartEventsSurvivesNATSOutage(t *testing.T) {
 	relay := newFakeRelay(t, url)
 	relay.beating()
 	relay.store(t, 2)
-	waitFor(t, "endpoint learnt", func() bool { return slices.Contains(r.endpoints(t), evDynamic) && r.blocks(t) == 2 })
+	testwait.Until(t, evSettle, testwait.That("endpoint learnt", func() bool { return slices.Contains(r.endpoints(t), evDynamic) && r.blocks(t) == 2 }))
 
 	ns.Close()
-	waitFor(t, "endpoint cleared during outage", func() bool {
+	testwait.Until(t, evSettle, testwait.That("endpoint cleared during outage", func() bool {
 		return !slices.Contains(r.endpoints(t), evDynamic) && r.blocks(t) == 0
-	})
+	}))
 
 	ns, err = events.StartEmbedded("127.0.0.1", port)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ns.Close()
-	waitFor(t, "endpoint re-learnt", func() bool { return slices.Contains(r.endpoints(t), evDynamic) })
-	waitFor(t, "relay reconnected", relay.nc.IsConnected)
+	testwait.Until(t, evSettle, testwait.That("endpoint re-learnt", func() bool { return slices.Contains(r.endpoints(t), evDynamic) }))
+	testwait.Until(t, evSettle, testwait.That("relay reconnected", relay.nc.IsConnected))
 	relay.store(t, 3)
-	waitFor(t, "blocks re-learnt", func() bool { return r.blocks(t) == 3 })
+	testwait.Until(t, evSettle, testwait.That("blocks re-learnt", func() bool { return r.blocks(t) == 3 }))
 }
 
 func TestStartEventsJetStreamRestart(t *testing.T) {
@@ -250,7 +242,7 @@ func TestStartEventsJetStreamRestart(t *testing.T) {
 	first := startTestEvents(t, ec)
 	relay := newFakeRelay(t, first.rt.URL())
 	relay.store(t, 4)
-	waitFor(t, "first router indexed", func() bool { return first.blocks(t) == 4 })
+	testwait.Until(t, evSettle, testwait.That("first router indexed", func() bool { return first.blocks(t) == 4 }))
 	relay.nc.Close()
 	first.rt.Close()
 

@@ -12,6 +12,7 @@ import (
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // shareRouter is one replica's events runtime, index and prediction share.
@@ -46,9 +47,9 @@ func TestStartPredictionsShares(t *testing.T) {
 	now := time.Now()
 	a.link.Predicted(index.Prediction{Endpoint: evStatic, Model: evModel, Keys: keys, Decision: 1,
 		DecidedAt: now, ExpiresAt: now.Add(time.Minute)})
-	waitFor(t, "B applies A's prediction", func() bool {
+	testwait.Until(t, evSettle, testwait.That("B applies A's prediction", func() bool {
 		return b.ev.ix.Lookup(keys, []string{evStatic}, nil)[0].Speculative == 3
-	})
+	}))
 	if st := b.ev.ix.Stats(); st.RemoteSpeculated != 3 || st.Speculated != 0 {
 		t.Fatalf("B's stats %+v, want 3 remote predictions and no local one", st)
 	}

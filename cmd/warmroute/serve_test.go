@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/internal/testwait"
 	"github.com/warmroute/warmroute/scorer"
 )
 
@@ -64,20 +66,17 @@ func startRouter(t *testing.T, cfg serveconfig.Config) (grpcAddr, adminAddr stri
 // once its event subscriber is running.
 func waitReady(t *testing.T, url string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testwait.Until(t, 10*time.Second, func() string {
 		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+		if err != nil {
+			return fmt.Sprintf("%s not ready: %v", url, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready after 10s (last: %v)", url, err)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Sprintf("%s not ready: %s", url, resp.Status)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 func httpGet(t *testing.T, url string) (int, string) {
@@ -174,13 +173,10 @@ func TestRouterDrainsOpenStreams(t *testing.T) {
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
 	// While the stream is open the router must keep running but report not ready.
-	deadline := time.Now().Add(time.Second)
-	for time.Now().Before(deadline) {
-		if code, _ := httpGet(t, "http://"+adminAddr+"/readyz"); code == http.StatusServiceUnavailable {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, 5*time.Second, testwait.That("readyz 503 while draining", func() bool {
+		code, _ := httpGet(t, "http://"+adminAddr+"/readyz")
+		return code == http.StatusServiceUnavailable
+	}))
 	select {
 	case err := <-stopped:
 		t.Fatalf("router stopped (%v) while a stream was open", err)

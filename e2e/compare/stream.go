@@ -1,14 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/warmroute/warmroute/openai"
 )
 
 // maxMaxTokens is what every request asks to generate: enough for a stream
@@ -32,19 +34,6 @@ type completionRequest struct {
 	MaxTokens     int            `json:"max_tokens"`
 	Stream        bool           `json:"stream"`
 	StreamOptions map[string]any `json:"stream_options"`
-}
-
-// chunk is the part of a streamed completion chunk the driver reads.
-type chunk struct {
-	Choices []struct {
-		Text string `json:"text"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
 }
 
 // failPrefillHeader makes the simulator fail a request after admission,
@@ -82,45 +71,39 @@ func complete(ctx context.Context, c *http.Client, url, prompt string, fail bool
 	return o, err
 }
 
-// maxLine bounds one SSE line; simulator chunks are a few hundred bytes.
-const maxLine = 1 << 20
-
 // readStream reads an SSE completion stream: the time of the first chunk
 // with text (from start), and the usage of the final chunk. A stream without
 // usage, or cut before [DONE], is an error: the run must not count it as a
 // miss or a hit.
 func readStream(r io.Reader, start time.Time) (outcome, error) {
 	var o outcome
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), maxLine)
+	events := openai.NewEventReader(r, openai.DefaultLimit)
 	usage, done := false, false
-	for sc.Scan() {
-		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
-		if !ok {
-			continue
-		}
-		data = bytes.TrimSpace(data)
-		if string(data) == "[DONE]" {
-			done = true
+	for {
+		data, err := events.Next()
+		if errors.Is(err, io.EOF) {
 			break
 		}
-		var ch chunk
-		if err := json.Unmarshal(data, &ch); err != nil {
+		if err != nil {
+			return o, err
+		}
+		if done = openai.IsDone(data); done {
+			break
+		}
+		ch, err := openai.DecodeChunk(data)
+		if err != nil {
 			return o, fmt.Errorf("decoding stream chunk: %w", err)
 		}
-		if o.TTFT == 0 && len(ch.Choices) > 0 && ch.Choices[0].Text != "" {
+		if o.TTFT == 0 && ch.HasContent() {
 			o.TTFT = time.Since(start)
 		}
 		if ch.Usage != nil {
 			usage = true
-			o.Prompt = ch.Usage.PromptTokens
-			if d := ch.Usage.PromptTokensDetails; d != nil {
-				o.Cached = d.CachedTokens
+			o.Prompt = ch.Usage.Prompt()
+			if c := ch.Usage.Cached(); c != nil {
+				o.Cached = *c
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return o, fmt.Errorf("reading stream: %w", err)
 	}
 	switch {
 	case !done:

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warmroute/warmroute/openai"
 )
 
 const (
@@ -28,7 +30,7 @@ var streamTests = []struct {
 	{name: "no text", body: usageChunk + doneChunk, wantErr: errNoTokens},
 	{name: "empty", body: "", wantErr: errStreamCut},
 	{name: "bad json", body: "data: {nope\n\n" + doneChunk, wantErr: errDecode},
-	{name: "line too long", body: "data: " + strings.Repeat("x", maxLine+1) + "\n", wantErr: errDecode},
+	{name: "line too long", body: "data: " + strings.Repeat("x", openai.DefaultLimit+1) + "\n", wantErr: errDecode},
 }
 
 func TestReadStream(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -65,17 +66,17 @@ func TestDemo(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"-port", "0"}, &out, io.Discard) }()
 
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(out.String(), "Press Ctrl-C") {
+	testwait.Until(t, 2*time.Minute, func() string {
 		select {
 		case err := <-done:
 			t.Fatalf("demo ended before it was ready: %v\n%s", err, out.String())
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("demo not ready after 2 minutes:\n%s", out.String())
+		if !strings.Contains(out.String(), "Press Ctrl-C") {
+			return "demo not ready:\n" + out.String()
 		}
-	}
+		return ""
+	})
 	m := curlURL.FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("no curl command in:\n%s", out.String())

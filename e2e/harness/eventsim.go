@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/warmroute/warmroute/sim"
 )
 
 // DefaultBlockSize is the KV block size of event simulators unless told
@@ -111,26 +113,9 @@ func (s *EventSim) post(ctx context.Context, path string) error {
 	return nil
 }
 
-// Cache is a simulator's true cache (GET /debug/cache).
-type Cache struct {
-	BlockSize  int          `json:"block_size"`
-	NumBlocks  int          `json:"num_blocks"`
-	UsedBlocks int          `json:"used_blocks"`
-	Blocks     []CacheBlock `json:"blocks"`
-}
-
-// CacheBlock is one cached block.
-type CacheBlock struct {
-	Hash       uint64  `json:"block_hash"`
-	ParentHash *uint64 `json:"parent_block_hash"`
-	TokenIDs   []int   `json:"token_ids"`
-	LoRAName   string  `json:"lora_name"`
-	Refs       int     `json:"refs"`
-}
-
 // Cache fetches the simulator's true cache.
-func (s *EventSim) Cache(ctx context.Context) (Cache, error) {
-	var c Cache
+func (s *EventSim) Cache(ctx context.Context) (sim.CacheState, error) {
+	var c sim.CacheState
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.Addr+"/debug/cache", nil)
 	if err != nil {
 		return c, err

@@ -2,11 +2,14 @@ package harness
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 func TestProcessStop(t *testing.T) {
@@ -33,7 +36,12 @@ func TestProcessStop(t *testing.T) {
 			if tt.grace != 0 {
 				p.grace = tt.grace
 			}
-			waitForLog(t, p, tt.wantLog)
+			testwait.Until(t, 5*time.Second, func() string {
+				if tail := p.Tail(20); !strings.Contains(tail, tt.wantLog) {
+					return fmt.Sprintf("log never showed %q:\n%s", tt.wantLog, tail)
+				}
+				return ""
+			})
 			if tt.wantErr != nil {
 				<-p.Exited()
 			}
@@ -113,16 +121,5 @@ func TestTailLines(t *testing.T) {
 				t.Fatalf("tailLines(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
 			}
 		})
-	}
-}
-
-func waitForLog(t *testing.T, p *Process, want string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(p.Tail(20), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("log never showed %q:\n%s", want, p.Tail(20))
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

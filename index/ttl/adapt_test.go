@@ -39,7 +39,7 @@ func TestAdaptiveMovesSlowly(t *testing.T) {
 	h.feed(0, "e", "m", referenceLatencies())
 	want := []time.Duration{1900, 1800, 1700, 1600, 1600, 1600}
 	for i, w := range want {
-		h.step(h.clk.now())
+		h.step(h.clk.Now())
 		if got := h.TTL("e", "m"); got != w*time.Millisecond {
 			t.Fatalf("round %d: TTL %v, want %v", i, got, w*time.Millisecond)
 		}
@@ -59,7 +59,7 @@ func TestAdaptiveHysteresis(t *testing.T) {
 	}
 	h.feed(0, "e", "m", lat)
 	for range 5 {
-		h.step(h.clk.now())
+		h.step(h.clk.Now())
 	}
 	if adv := h.Report().Rows[0].Advice; adv.TTL.D() != 1950*time.Millisecond {
 		t.Fatalf("advice %v, want 1.95s", adv.TTL.D())
@@ -73,7 +73,7 @@ func TestAdaptiveWithoutSamplesStays(t *testing.T) {
 	h := newHarness(t, Config{Mode: ModeAdaptive, Static: dur(1500 * time.Millisecond)})
 	h.feed(0, "e", "m", referenceLatencies()[:99]) // one short of MinSamples
 	for range 10 {
-		h.step(h.clk.now())
+		h.step(h.clk.Now())
 	}
 	if got := h.TTL("e", "m"); got != 1500*time.Millisecond {
 		t.Fatalf("TTL %v without enough samples, want the starting 1.5s", got)
@@ -88,7 +88,7 @@ func TestAdaptiveFollowsOverall(t *testing.T) {
 	h.feed(0, "a", "m", lat[:50])
 	h.feed(100, "b", "m", lat[50:]) // each pair alone: ready, different advice
 	h.feed(200, "c", "m", lat[:10]) // not ready: follows overall
-	h.step(h.clk.now())
+	h.step(h.clk.Now())
 	if got := h.TTL("c", "m"); got != 1900*time.Millisecond {
 		t.Fatalf("TTL of a sample-poor pair %v, want one step towards overall advice", got)
 	}
@@ -101,7 +101,7 @@ func TestAdviseModeKeepsStatic(t *testing.T) {
 	h := newHarness(t, Config{Mode: ModeAdvise})
 	h.feed(0, "e", "m", referenceLatencies())
 	for range 5 {
-		h.step(h.clk.now())
+		h.step(h.clk.Now())
 	}
 	if got := h.TTL("e", "m"); got != DefaultStatic {
 		t.Fatalf("advise mode TTL %v, want static %v", got, DefaultStatic)

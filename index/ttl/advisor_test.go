@@ -45,7 +45,7 @@ func TestAdviseReferenceThroughController(t *testing.T) {
 		o.Backlog = backlog(250 * time.Millisecond)
 	})
 	h.feed(0, "10.0.0.1:8000", "llama", referenceLatencies())
-	h.step(h.clk.now())
+	h.step(h.clk.Now())
 	rep := h.Report()
 	if got := rep.Overall.Advice.TTL.D(); got != 1500*time.Millisecond {
 		t.Fatalf("overall advice %v, want 1.5s (%+v)", got, rep.Overall.Advice)
@@ -254,16 +254,16 @@ func TestExposureThroughController(t *testing.T) {
 	gap := 25 * time.Second / 3000
 	for i := range 3000 {
 		id := index.DecisionID(i)
-		h.Begin(id, Route{Endpoint: "e", Model: "m", PromptTokens: 64, NewSpeculative: 4, BlockSize: 16, At: h.clk.now()})
+		h.Begin(id, Route{Endpoint: "e", Model: "m", PromptTokens: 64, NewSpeculative: 4, BlockSize: 16, At: h.clk.Now()})
 		kind := index.Confirmed
 		if i%250 == 0 {
 			kind = index.StaleExpiry
 		}
 		h.Observe(index.Outcome{Kind: kind, Endpoint: "e", Decision: id, Blocks: 4, Latency: time.Millisecond})
-		h.clk.advance(gap)
+		h.clk.Advance(gap)
 	}
-	h.clk.advance(-time.Nanosecond) // the window's last instant, before the first bucket leaves
-	h.step(h.clk.now())
+	h.clk.Advance(-time.Nanosecond) // the window's last instant, before the first bucket leaves
+	h.step(h.clk.Now())
 	labels := map[string]string{"endpoint": "e", "model": "m"}
 	if got := h.value(t, "warmroute_ttl_exposure_requests", labels); !near(got, 0.72) {
 		t.Fatalf("exposure gauge %v, want 0.72", got)

@@ -96,7 +96,7 @@ func TestMetricNames(t *testing.T) {
 	h := newHarness(t, Config{})
 	h.feed(0, "e", "m", referenceLatencies()[:5])
 	h.Usage(0, 1, 1, true)
-	h.step(h.clk.now())
+	h.step(h.clk.Now())
 	fams, err := h.reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -106,7 +106,7 @@ func BenchmarkStep(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				h.step(h.clk.now())
+				h.step(h.clk.Now())
 			}
 		})
 	}

@@ -34,7 +34,7 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	wg.Go(func() {
 		for range 50 {
-			h.step(h.clk.now())
+			h.step(h.clk.Now())
 			_ = h.Report()
 		}
 	})

@@ -33,13 +33,13 @@ func TestDecisionsExpire(t *testing.T) {
 	for i := range 16 {
 		h.Begin(index.DecisionID(i), Route{Endpoint: "e", Model: "m", NewSpeculative: 2, BlockSize: 16, At: t0})
 	}
-	h.clk.advance(DefaultMaxStale + time.Second + decisionMargin - time.Nanosecond)
-	h.step(h.clk.now())
+	h.clk.Advance(DefaultMaxStale + time.Second + decisionMargin - time.Nanosecond)
+	h.step(h.clk.Now())
 	if n := h.tracked(); n != 16 {
 		t.Fatalf("forgotten early: %d tracked", n)
 	}
-	h.clk.advance(time.Nanosecond)
-	h.step(h.clk.now())
+	h.clk.Advance(time.Nanosecond)
+	h.step(h.clk.Now())
 	if n := h.tracked(); n != 0 {
 		t.Fatalf("%d decisions tracked past their deadline", n)
 	}
@@ -47,7 +47,7 @@ func TestDecisionsExpire(t *testing.T) {
 		t.Fatalf("expired drops %v, want 16", got)
 	}
 	// An id reused later is a new decision, not the old one.
-	h.Begin(3, Route{Endpoint: "e", Model: "m", NewSpeculative: 1, BlockSize: 16, At: h.clk.now()})
+	h.Begin(3, Route{Endpoint: "e", Model: "m", NewSpeculative: 1, BlockSize: 16, At: h.clk.Now()})
 	h.Observe(index.Outcome{Kind: index.Confirmed, Endpoint: "e", Decision: 3, Blocks: 1, Latency: 40 * time.Millisecond})
 	if adv := h.Report().Overall.Advice; adv.Samples != 1 || adv.Max.D() != 40*time.Millisecond {
 		t.Fatalf("reused id: advice %+v", adv)
@@ -67,7 +67,7 @@ func TestSeriesAreBounded(t *testing.T) {
 	for _, ep := range []string{"a", "b", "c", "d"} {
 		h.confirm(1, ep, "m", time.Millisecond, index.Confirmed)
 	}
-	h.step(h.clk.now())
+	h.step(h.clk.Now())
 	fams, err := h.reg.Gather()
 	if err != nil {
 		t.Fatal(err)

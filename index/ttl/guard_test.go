@@ -40,7 +40,7 @@ func TestGuardPausesAndResumes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			src := &freshness{}
 			h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
-			tt.set(src, h.clk.now())
+			tt.set(src, h.clk.Now())
 			paused := tt.reason != ""
 			if got := h.TTL("e", "m"); (got == 0) != paused {
 				t.Fatalf("TTL %v, want paused=%v", got, paused)
@@ -56,8 +56,8 @@ func TestGuardPausesAndResumes(t *testing.T) {
 			}
 			// Recovery: once events flow again the endpoint resumes after
 			// the verdict's refresh period.
-			src.set("e", healthy(h.clk.now()))
-			h.clk.advance(guardRefresh)
+			src.set("e", healthy(h.clk.Now()))
+			h.clk.Advance(guardRefresh)
 			if got := h.TTL("e", "m"); got != DefaultStatic {
 				t.Fatalf("after recovery TTL %v, want %v", got, DefaultStatic)
 			}
@@ -71,16 +71,16 @@ func TestGuardPausesAndResumes(t *testing.T) {
 func TestGuardVerdictIsReusedWithinRefresh(t *testing.T) {
 	src := &freshness{}
 	h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
-	src.set("e", Freshness{LastEvent: h.clk.now(), Connected: true})
+	src.set("e", Freshness{LastEvent: h.clk.Now(), Connected: true})
 	if h.TTL("e", "m") == 0 {
 		t.Fatal("healthy endpoint paused")
 	}
-	src.set("e", Freshness{LastEvent: h.clk.now(), Gap: true})
-	h.clk.advance(guardRefresh - time.Nanosecond)
+	src.set("e", Freshness{LastEvent: h.clk.Now(), Gap: true})
+	h.clk.Advance(guardRefresh - time.Nanosecond)
 	if h.TTL("e", "m") == 0 {
 		t.Fatal("verdict re-judged before its refresh period")
 	}
-	h.clk.advance(time.Nanosecond)
+	h.clk.Advance(time.Nanosecond)
 	if h.TTL("e", "m") != 0 {
 		t.Fatal("gap not seen after the refresh period")
 	}
@@ -91,10 +91,10 @@ func TestGuardVerdictIsReusedWithinRefresh(t *testing.T) {
 func TestGuardRefreshMovesGauge(t *testing.T) {
 	src := &freshness{}
 	h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
-	src.set("e", Freshness{LastEvent: h.clk.now(), Connected: true})
+	src.set("e", Freshness{LastEvent: h.clk.Now(), Connected: true})
 	h.TTL("e", "m")
-	h.clk.advance(10 * time.Second) // no event since: stale
-	h.step(h.clk.now())
+	h.clk.Advance(10 * time.Second) // no event since: stale
+	h.step(h.clk.Now())
 	if got := h.value(t, "warmroute_ttl_speculation_paused", map[string]string{"endpoint": "e"}); got != 1 {
 		t.Fatalf("paused gauge %v, want 1", got)
 	}
@@ -105,14 +105,14 @@ func TestGuardRefreshMovesGauge(t *testing.T) {
 func TestGuardNeverLengthens(t *testing.T) {
 	src := &freshness{}
 	h := newHarness(t, Config{Mode: ModeAdaptive, MinSamples: 10}, func(o *Options) { o.Freshness = src })
-	src.set("e", Freshness{LastEvent: h.clk.now(), Connected: true, Gap: true})
+	src.set("e", Freshness{LastEvent: h.clk.Now(), Connected: true, Gap: true})
 	lat := make([]time.Duration, 10)
 	for i := range lat {
 		lat[i] = 4 * time.Second // confirmations replayed after the gap
 	}
 	h.feed(0, "e", "m", lat)
 	for range 5 {
-		h.step(h.clk.now())
+		h.step(h.clk.Now())
 	}
 	if got := time.Duration(h.series.get("e", "m").current.Load()); got != DefaultStatic {
 		t.Fatalf("paused pair's TTL moved to %v", got)
@@ -124,7 +124,7 @@ func TestGuardNeverLengthens(t *testing.T) {
 
 func TestNoFreshnessSourceNeverPauses(t *testing.T) {
 	h := newHarness(t, Config{})
-	h.clk.advance(time.Hour)
+	h.clk.Advance(time.Hour)
 	if h.TTL("e", "m") != DefaultStatic || h.Trust("e", "m") != 1 {
 		t.Fatal("paused without a freshness source")
 	}
@@ -157,12 +157,12 @@ func TestTrustFallsForFailingEndpoint(t *testing.T) {
 	if got := h.Trust("good", "m"); got != 1 {
 		t.Fatalf("trust of healthy endpoint %v, want 1", got)
 	}
-	h.step(h.clk.now())
+	h.step(h.clk.Now())
 	if got := h.value(t, "warmroute_ttl_trust", map[string]string{"endpoint": "bad", "model": "m"}); !near(got, bad) {
 		t.Fatalf("trust gauge %v, want %v", got, bad)
 	}
 	// The window forgets: a minute later there are no samples, trust is 1.
-	h.clk.advance(time.Minute)
+	h.clk.Advance(time.Minute)
 	if got := h.Trust("bad", "m"); got != 1 {
 		t.Fatalf("trust %v after the window passed, want 1", got)
 	}
@@ -184,16 +184,16 @@ func TestGuardSilentEndpoint(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			src := &freshness{}
 			h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
-			start := h.clk.now()
+			start := h.clk.Now()
 			lastEvent := start.Add(-time.Minute) // idle before: events are old, heartbeats fresh
-			beat := func() { src.set("e", Freshness{LastEvent: lastEvent, LastHeartbeat: h.clk.now(), Connected: true}) }
+			beat := func() { src.set("e", Freshness{LastEvent: lastEvent, LastHeartbeat: h.clk.Now(), Connected: true}) }
 			beat()
 			if h.TTL("e", "m") == 0 {
 				t.Fatal("idle endpoint with fresh heartbeats paused before any route")
 			}
 			h.Begin(1, Route{Endpoint: "e", Model: "m", PromptTokens: 64, NewSpeculative: 4, BlockSize: 16, At: start})
 			for step := time.Duration(0); step <= 6*time.Second; step += 500 * time.Millisecond {
-				h.clk.set(start.Add(step))
+				h.clk.Set(start.Add(step))
 				if tt.eventLag != 0 && step >= tt.eventLag {
 					lastEvent = start.Add(tt.eventLag)
 				}
@@ -207,7 +207,7 @@ func TestGuardSilentEndpoint(t *testing.T) {
 				}
 			}
 			if tt.wantPause && tt.eventLag != 0 {
-				h.clk.advance(guardRefresh)
+				h.clk.Advance(guardRefresh)
 				if h.TTL("e", "m") == 0 {
 					t.Fatal("still paused after the endpoint published again")
 				}

@@ -108,7 +108,7 @@ func TestHandler(t *testing.T) {
 func TestReportJSONWithInfiniteSlack(t *testing.T) {
 	h := newHarness(t, Config{MinSamples: 1, Static: dur(500 * time.Millisecond)}, func(o *Options) { o.Backlog = backlog(time.Millisecond) })
 	h.feed(0, "e", "m", []time.Duration{time.Second})
-	h.step(h.clk.now())
+	h.step(h.clk.Now())
 	b, err := json.Marshal(h.Report())
 	if err != nil {
 		t.Fatalf("marshal: %v", err)

@@ -10,35 +10,12 @@ import (
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/internal/testclock"
 )
 
 // t0 is aligned to every window bucket used in tests, so bucket boundaries
 // fall where the tests expect them.
 var t0 = time.Unix(1_700_000_000, 0)
-
-// clock is a manual clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // freshness is an in-memory FreshnessSource.
 type freshness struct {
@@ -69,18 +46,18 @@ func (b backlog) Backlog() time.Duration { return time.Duration(b) }
 
 type harness struct {
 	*Controller
-	clk *clock
+	clk *testclock.Manual
 	reg *prometheus.Registry
 }
 
 func newHarness(t testing.TB, cfg Config, mod ...func(*Options)) *harness {
 	t.Helper()
-	h := &harness{clk: &clock{t: t0}, reg: prometheus.NewRegistry()}
+	h := &harness{clk: testclock.New(t0), reg: prometheus.NewRegistry()}
 	m, err := NewMetrics(h.reg)
 	if err != nil {
 		t.Fatalf("NewMetrics: %v", err)
 	}
-	o := Options{Config: cfg, Now: h.clk.now, Metrics: m}
+	o := Options{Config: cfg, Now: h.clk.Now, Metrics: m}
 	for _, f := range mod {
 		f(&o)
 	}
@@ -114,7 +91,7 @@ func referenceLatencies() []time.Duration {
 // confirm runs one single-block decision to confirmation after latency,
 // starting at the current clock; the clock is left where it was.
 func (h *harness) confirm(id index.DecisionID, ep, model string, latency time.Duration, kind index.OutcomeKind) {
-	h.Begin(id, Route{Endpoint: ep, Model: model, PromptTokens: 100, NewSpeculative: 1, BlockSize: 16, At: h.clk.now()})
+	h.Begin(id, Route{Endpoint: ep, Model: model, PromptTokens: 100, NewSpeculative: 1, BlockSize: 16, At: h.clk.Now()})
 	h.Observe(index.Outcome{Kind: kind, Endpoint: ep, Decision: id, Blocks: 1, Latency: latency})
 }
 

@@ -79,13 +79,13 @@ func TestUsageTimeout(t *testing.T) {
 	h.Begin(1, Route{Endpoint: "e", Model: "m", MatchedSpeculative: 1, NewSpeculative: 1, BlockSize: 16, At: t0})
 	h.Observe(index.Outcome{Kind: index.Confirmed, Endpoint: "e", Decision: 1, Blocks: 1, Latency: time.Millisecond})
 	unknown := map[string]string{"endpoint": "e", "model": "m", "result": "unknown"}
-	h.clk.advance(h.lifeSpan + time.Minute - time.Nanosecond)
-	h.step(h.clk.now())
+	h.clk.Advance(h.lifeSpan + time.Minute - time.Nanosecond)
+	h.step(h.clk.Now())
 	if got := h.value(t, "warmroute_ttl_speculative_routes_total", unknown); got != 0 || h.tracked() != 1 {
 		t.Fatalf("timed out early: unknown=%v tracked=%d", got, h.tracked())
 	}
-	h.clk.advance(time.Nanosecond)
-	h.step(h.clk.now())
+	h.clk.Advance(time.Nanosecond)
+	h.step(h.clk.Now())
 	if got := h.value(t, "warmroute_ttl_speculative_routes_total", unknown); got != 1 || h.tracked() != 0 {
 		t.Fatalf("after timeout: unknown=%v tracked=%d", got, h.tracked())
 	}

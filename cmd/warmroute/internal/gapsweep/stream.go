@@ -1,17 +1,13 @@
 package gapsweep
 
 import (
-	"bufio"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
-)
 
-// maxStreamLine bounds one SSE line; completion chunks are small, so a
-// longer line means a broken stream.
-const maxStreamLine = 1 << 20
+	"github.com/warmroute/warmroute/openai"
+)
 
 // Usage is the token accounting a response reported. Cached is nil when the
 // server did not report prompt_tokens_details.cached_tokens.
@@ -31,34 +27,6 @@ func (u Usage) Uncached() *int {
 	return &n
 }
 
-// chunk is the part of a completion or chat stream event read here.
-type chunk struct {
-	Choices []struct {
-		Text  string `json:"text"`
-		Delta struct {
-			Content string `json:"content"`
-		} `json:"delta"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens *int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-func (c *chunk) content() bool {
-	for _, ch := range c.Choices {
-		if ch.Text != "" || ch.Delta.Content != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // streamReading is what readStream learned; firstContent is zero when no
 // content chunk arrived.
 type streamReading struct {
@@ -71,33 +39,30 @@ type streamReading struct {
 // ends it with an error.
 func readStream(r io.Reader, now func() time.Time) (streamReading, error) {
 	var out streamReading
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), maxStreamLine)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(strings.TrimSuffix(sc.Text(), "\r"), "data:")
-		data = strings.TrimSpace(data)
-		if !ok || data == "" || data == "[DONE]" {
+	events := openai.NewEventReader(r, openai.DefaultLimit)
+	for {
+		data, err := events.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, fmt.Errorf("%w: %w", ErrStream, err)
+		}
+		if len(data) == 0 || openai.IsDone(data) {
 			continue
 		}
-		var c chunk
-		if err := json.Unmarshal([]byte(data), &c); err != nil {
+		c, err := openai.DecodeChunk(data)
+		if err != nil {
 			return out, fmt.Errorf("decoding stream event: %w: %w", ErrStream, err)
 		}
 		if c.Error != nil {
 			return out, fmt.Errorf("stream error event %q: %w", c.Error.Message, ErrStream)
 		}
-		if out.firstContent.IsZero() && c.content() {
+		if out.firstContent.IsZero() && c.HasContent() {
 			out.firstContent = now()
 		}
 		if c.Usage != nil {
-			out.usage = Usage{Known: true, Prompt: c.Usage.PromptTokens}
-			if d := c.Usage.PromptTokensDetails; d != nil {
-				out.usage.Cached = d.CachedTokens
-			}
+			out.usage = Usage{Known: true, Prompt: c.Usage.Prompt(), Cached: c.Usage.Cached()}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return out, fmt.Errorf("%w: %w", ErrStream, err)
-	}
-	return out, nil
 }

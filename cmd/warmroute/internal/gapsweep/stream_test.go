@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warmroute/warmroute/openai"
 )
 
 var streamTests = []struct {
@@ -23,7 +25,7 @@ var streamTests = []struct {
 	{"empty", "", false, Usage{}, false},
 	{"error event", "data: {\"error\":{\"message\":\"prefill failed\"}}\n\n", false, Usage{}, true},
 	{"not json", "data: {oops\n\n", false, Usage{}, true},
-	{"line too long", "data: " + strings.Repeat("x", maxStreamLine+1) + "\n", false, Usage{}, true},
+	{"line too long", "data: " + strings.Repeat("x", openai.DefaultLimit+1) + "\n", false, Usage{}, true},
 }
 
 func TestReadStream(t *testing.T) {

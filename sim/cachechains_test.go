@@ -1,4 +1,4 @@
-package harness
+package sim
 
 import (
 	"slices"
@@ -25,7 +25,7 @@ func TestLeafChains(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := Cache{Blocks: tt.blocks}
+			c := CacheState{Blocks: tt.blocks}
 			chains, orphans := c.LeafChains()
 			slices.SortFunc(chains, slices.Compare)
 			if !slices.EqualFunc(chains, tt.chains, slices.Equal) || orphans != tt.orphans {

@@ -1,8 +1,8 @@
-package harness
+package sim
 
 // Distinct counts the cache's distinct blocks: a block computed twice by
 // concurrent requests is listed twice but is one key to a router.
-func (c Cache) Distinct() int {
+func (c CacheState) Distinct() int {
 	seen := map[uint64]bool{}
 	for _, b := range c.Blocks {
 		seen[b.Hash] = true
@@ -15,7 +15,7 @@ func (c Cache) Distinct() int {
 // that holds each leaf chain's full leading run holds every cached block.
 // Blocks whose ancestry is not cached (an evicted parent) have no chain and
 // are counted in orphans.
-func (c Cache) LeafChains() (chains [][]uint32, orphans int) {
+func (c CacheState) LeafChains() (chains [][]uint32, orphans int) {
 	byHash := map[uint64]CacheBlock{}
 	parents := map[uint64]bool{}
 	for _, b := range c.Blocks {

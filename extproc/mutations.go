@@ -14,6 +14,10 @@ import (
 	"github.com/warmroute/warmroute/scorer"
 )
 
+// The messages the server sends Envoy: header and body mutations, the
+// ProcessingResponse of each phase, and the ImmediateResponse that ends a
+// request with an error.
+
 const destinationHeaderName = api.DestinationHeader
 
 // destination is the header and metadata value: the chosen endpoint followed
