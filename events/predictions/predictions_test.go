@@ -1,0 +1,160 @@
+package predictions_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/events/predictions"
+	"github.com/warmroute/warmroute/events/subscriber"
+	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/index/ttl"
+	"github.com/warmroute/warmroute/scorer"
+)
+
+var replicaEndpoints = []string{"10.0.0.1:8000", "10.0.0.2:8000"}
+
+// manualClock is a clock shared by the replicas' indexes, so expiry can be
+// probed exactly; it starts at the real time so NATS-side ages agree.
+type manualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+// givenTokens is a scorer.Tokens for requests that carry token ids.
+type givenTokens struct{}
+
+func (givenTokens) Tokens(_ context.Context, req *scorer.Request, _ []string) ([]uint32, error) {
+	out := make([]uint32, len(req.PromptTokenIDs[0]))
+	for i, v := range req.PromptTokenIDs[0] {
+		out[i] = uint32(v)
+	}
+	return out, nil
+}
+
+// replica is one in-process router: index, TTL controller, scorer, event
+// subscriber and prediction share, as `warmroute serve` wires them.
+type replica struct {
+	ix     *index.Index
+	ctrl   *ttl.Controller
+	scorer *scorer.Scorer
+	share  *predictions.Share
+	reg    *prometheus.Registry
+	stop   func()
+}
+
+type replicaOptions struct {
+	name   string
+	clock  *manualClock
+	stream string // prediction stream to replay at start
+	queue  int
+	local  bool // keep predictions local (a baseline for benchmarks)
+}
+
+func startReplica(t testing.TB, nc *nats.Conn, o replicaOptions) *replica {
+	t.Helper()
+	r := &replica{reg: prometheus.NewRegistry()}
+	var err error
+	if r.ctrl, err = ttl.New(ttl.Options{Config: api.TTLConfig{Static: api.Duration(2 * time.Second),
+		Replica: o.name}, Registerer: r.reg}); err != nil {
+		t.Fatal(err)
+	}
+	if r.ix, err = index.New(index.Options{Observer: r.ctrl, Now: o.clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	if r.share, err = predictions.New(predictions.Options{Replica: predictions.NewReplicaID(o.name),
+		Stream: o.stream, QueueSize: o.queue}, nc, r.ix, r.reg, nil); err != nil {
+		t.Fatal(err)
+	}
+	var sink scorer.PredictionSink = r.share
+	if o.local {
+		sink = nil
+	}
+	pools := scorer.NewPools([]api.PoolConfig{{Name: testModel, Endpoints: replicaEndpoints}}, "")
+	r.scorer = scorer.New(pools, &scorer.Load{}, scorer.Options{Index: r.ix, TTL: r.ctrl,
+		Tokens: map[string]scorer.Tokens{testModel: givenTokens{}}, Predictions: sink})
+	sub, err := subscriber.New(subscriber.Config{Models: []string{testModel}}, nc,
+		subscriber.NewIndexSink(r.ix, r.reg), nil, r.reg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.stop = runAll(t, sub.Run, r.share.Run)
+	t.Cleanup(r.stop)
+	waitReady(t, r.share.Ready())
+	return r
+}
+
+// runAll runs each function until the returned stop is called; stop waits
+// for all of them and is idempotent.
+func runAll(t testing.TB, runs ...func(context.Context) error) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, run := range runs {
+		wg.Go(func() {
+			if err := run(ctx); err != nil {
+				t.Errorf("Run() = %v", err)
+			}
+		})
+	}
+	var once sync.Once
+	return func() { once.Do(func() { cancel(); wg.Wait() }) }
+}
+
+func waitReady(t testing.TB, ready <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ready:
+	case <-time.After(30 * time.Second):
+		t.Fatal("not ready within 30s")
+	}
+}
+
+// decide routes a completion of blocks 16-token blocks starting at token
+// tok and commits it.
+func (r *replica) decide(t testing.TB, tok, blocks int) *scorer.Decision {
+	t.Helper()
+	ids := make([]int, 16*blocks+1)
+	for i := range ids {
+		ids[i] = tok + i
+	}
+	d, err := r.scorer.Pick(context.Background(), &scorer.Request{Kind: scorer.KindCompletion, Model: testModel,
+		PromptTokenIDs: [][]int{ids}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Commit()
+	return d
+}
+
+// match is what r's index holds of those blocks on endpoint.
+func (r *replica) match(t testing.TB, endpoint string, tok, blocks int) index.Match {
+	t.Helper()
+	toks := make([]uint32, 16*blocks)
+	for i := range toks {
+		toks[i] = uint32(tok + i)
+	}
+	keys, err := index.AppendKeys(nil, index.Identity{Model: testModel}, 16, toks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.ix.Lookup(keys, []string{endpoint}, nil)[0]
+}
+
+func (r *replica) endings() ttl.Endings { return r.ctrl.Report().Overall.Endings }

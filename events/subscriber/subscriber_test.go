@@ -1,0 +1,179 @@
+package subscriber_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/events/subscriber"
+	"github.com/warmroute/warmroute/events/eventstest"
+)
+
+const testModel = "org/m.v1"
+
+func connect(t *testing.T) *nats.Conn {
+	t.Helper()
+	return connectEmbedded(t, bus.EmbeddedOptions{Host: "127.0.0.1"})
+}
+
+// stored encodes a vLLM batch storing (or removing) the given hashes.
+func batchPayload(kind string, hashes ...uint64) []byte {
+	b, err := msgpack.Marshal([]any{1.0, []any{map[string]any{"type": kind, "block_hashes": hashes,
+		"token_ids": []int{}, "block_size": 0}}, 0})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// msgOp is one message a fake relay publishes.
+type msgOp struct {
+	relay string
+	seq   uint64
+	reset api.ResetReason // non-empty: a reset instead of a batch
+	data  []byte
+}
+
+func publish(t *testing.T, nc *nats.Conn, endpoint string, op msgOp) {
+	t.Helper()
+	subj, _ := api.EventSubject(testModel, endpoint)
+	kind := api.EventKindBatch
+	if op.reset != "" {
+		kind = api.EventKindReset
+	}
+	h := nats.Header{}
+	h.Set(api.EventKindHeader, kind)
+	h.Set(api.EventSeqHeader, strconv.FormatUint(op.seq, 10))
+	h.Set(api.EventDPRankHeader, "0")
+	h.Set(api.EventRelayHeader, op.relay)
+	h.Set(api.EventEndpointHeader, endpoint)
+	h.Set(api.EventResetReasonHeader, string(op.reset))
+	if err := nc.PublishMsg(&nats.Msg{Subject: subj, Header: h, Data: op.data}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func stored(relay string, seq uint64, hashes ...uint64) msgOp {
+	return msgOp{relay: relay, seq: seq, data: batchPayload("BlockStored", hashes...)}
+}
+
+func runSubscriber(t *testing.T, nc *nats.Conn, sink subscriber.Sink, members subscriber.Membership) *subscriber.Subscriber {
+	t.Helper()
+	s, err := subscriber.New(subscriber.Config{Models: []string{testModel}}, nc, sink, members,
+		prometheus.NewRegistry(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runInBackground(t, "subscriber", s.Run)
+	// Run subscribes asynchronously; a heartbeat round trip shows it is live.
+	eventually(t, "subscriber ready", func() bool {
+		beat(t, nc, "127.0.0.9:1", false, time.Hour)
+		_, ok := s.Freshness(subscriber.Source{Model: testModel, Endpoint: "127.0.0.9:1"})
+		return ok
+	})
+	return s
+}
+
+func beat(t *testing.T, nc *nats.Conn, endpoint string, leaving bool, interval time.Duration) {
+	t.Helper()
+	subj, _ := api.HeartbeatSubject(testModel, endpoint)
+	body, _ := json.Marshal(api.Heartbeat{Endpoint: endpoint, Model: testModel, Relay: "r",
+		EngineConnected: true, Interval: api.Duration(interval), SentAt: time.Now(), Leaving: leaving})
+	if err := nc.Publish(subj, body); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func eventually(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within 10s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestSubscriberSequencing(t *testing.T) {
+	nc := connect(t)
+	tests := []struct {
+		name       string
+		ops        []msgOp
+		wantBlocks []uint64
+		wantCalls  [2]int // ApplyBatch, ClearSource
+		wantGaps   uint64
+	}{
+		{"in order", []msgOp{stored("a", 5, 1), stored("a", 6, 2), stored("a", 7, 3)}, []uint64{1, 2, 3}, [2]int{3, 0}, 0},
+		{"duplicate dropped", []msgOp{stored("a", 5, 1), stored("a", 6, 2), stored("a", 6, 9)}, []uint64{1, 2}, [2]int{2, 0}, 0},
+		{"gap clears", []msgOp{stored("a", 5, 1), stored("a", 7, 3)}, []uint64{3}, [2]int{2, 1}, 1},
+		{"reset clears and resumes", []msgOp{stored("a", 5, 1), {relay: "a", seq: 0, reset: api.ResetRestart}, stored("a", 0, 2)},
+			[]uint64{2}, [2]int{2, 1}, 0},
+		{"malformed clears", []msgOp{stored("a", 5, 1), {relay: "a", seq: 6, data: []byte{0xc1}}, stored("a", 7, 3)},
+			[]uint64{3}, [2]int{2, 1}, 0},
+		{"new relay restarting the stream clears", []msgOp{stored("a", 5, 1), stored("b", 0, 2)}, []uint64{2}, [2]int{2, 1}, 0},
+		{"new relay continuing the stream keeps", []msgOp{stored("a", 5, 1), stored("b", 6, 2)}, []uint64{1, 2}, [2]int{2, 0}, 0},
+		{"removed", []msgOp{stored("a", 5, 1, 2), {relay: "a", seq: 6, data: batchPayload("BlockRemoved", 1)}},
+			[]uint64{2}, [2]int{2, 0}, 0},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := &eventstest.Sink{}
+			s := runSubscriber(t, nc, sink, nil)
+			endpoint := "10.0.0." + strconv.Itoa(i+1) + ":8000"
+			src := subscriber.Source{Model: testModel, Endpoint: endpoint}
+			for _, op := range tc.ops {
+				publish(t, nc, endpoint, op)
+			}
+			eventually(t, "batches applied", func() bool {
+				b, c := sink.Counts()
+				return b == tc.wantCalls[0] && c == tc.wantCalls[1]
+			})
+			if got := sink.Blocks(src); !slices.Equal(got, tc.wantBlocks) {
+				t.Fatalf("blocks = %v, want %v", got, tc.wantBlocks)
+			}
+			if f, _ := s.Freshness(src); f.Gaps != tc.wantGaps || f.LastEvent.IsZero() {
+				t.Fatalf("freshness = %+v, want %d gaps", f, tc.wantGaps)
+			}
+		})
+	}
+}
+
+func TestSubscriberMembership(t *testing.T) {
+	nc := connect(t)
+	sink, members := &eventstest.Sink{}, &eventstest.Membership{}
+	s := runSubscriber(t, nc, sink, members)
+	leaver := subscriber.Source{Model: testModel, Endpoint: "10.1.0.1:8000"}
+	silent := subscriber.Source{Model: testModel, Endpoint: "10.1.0.2:8000"}
+	t.Run("heartbeat brings a source up", func(t *testing.T) {
+		beat(t, nc, leaver.Endpoint, false, time.Hour)
+		beat(t, nc, silent.Endpoint, false, 50*time.Millisecond)
+		eventually(t, "sources up", func() bool { return members.Up(leaver) && members.Up(silent) })
+	})
+	t.Run("leaving heartbeat clears and removes", func(t *testing.T) {
+		publish(t, nc, leaver.Endpoint, stored("r", 1, 7))
+		eventually(t, "block stored", func() bool { return len(sink.Blocks(leaver)) == 1 })
+		beat(t, nc, leaver.Endpoint, true, time.Hour)
+		eventually(t, "source down", func() bool { return !members.Up(leaver) })
+		if len(sink.Blocks(leaver)) != 0 {
+			t.Fatal("leaving source kept its blocks")
+		}
+	})
+	t.Run("silent source expires", func(t *testing.T) {
+		eventually(t, "expired", func() bool { return !members.Up(silent) })
+		if _, ok := s.Freshness(silent); ok {
+			t.Fatal("expired source still has freshness")
+		}
+		if !slices.Contains(members.Events(), "down "+silent.Endpoint+" expired") {
+			t.Fatalf("membership log = %v", members.Events())
+		}
+	})
+}
