@@ -96,9 +96,6 @@ type TTLConfig struct {
 	// Grace must equal the index's Options.Grace: how long after expiry a
 	// late confirmation is still reported. Default 0, like the index.
 	Grace Duration `json:"grace,omitempty"`
-	// FreshnessLimit pauses speculation for an endpoint with neither an event
-	// nor a heartbeat within it. Default 5s.
-	FreshnessLimit Duration `json:"freshnessLimit,omitempty"`
 	// MaxDecisions bounds the per-decision table; Begin beyond it is counted
 	// and not tracked. Default 65536.
 	MaxDecisions int `json:"maxDecisions,omitempty"`
@@ -115,23 +112,22 @@ type TTLConfig struct {
 
 // Defaults used when a Config field is zero.
 const (
-	DefaultTTLStatic         = 2 * time.Second
-	DefaultTTLPercentile     = "p99"
-	DefaultTTLJitter         = 100 * time.Millisecond
-	DefaultTTLMaxStale       = 5 * time.Second
-	DefaultTTLMin            = 250 * time.Millisecond
-	DefaultTTLResolution     = 10 * time.Millisecond
-	DefaultTTLMinSamples     = 100
-	DefaultTTLWindow         = 5 * time.Minute
-	DefaultTTLWindowSamples  = 2048
-	DefaultTTLInterval       = 10 * time.Second
-	DefaultTTLStep           = 100 * time.Millisecond
-	DefaultTTLHysteresis     = 100 * time.Millisecond
-	DefaultTTLFreshnessLimit = 5 * time.Second
-	DefaultTTLMaxDecisions   = 65536
-	DefaultTTLUsageTimeout   = 5 * time.Minute
-	DefaultTTLMaxSeries      = 1024
-	DefaultTTLReplica        = "default"
+	DefaultTTLStatic        = 2 * time.Second
+	DefaultTTLPercentile    = "p99"
+	DefaultTTLJitter        = 100 * time.Millisecond
+	DefaultTTLMaxStale      = 5 * time.Second
+	DefaultTTLMin           = 250 * time.Millisecond
+	DefaultTTLResolution    = 10 * time.Millisecond
+	DefaultTTLMinSamples    = 100
+	DefaultTTLWindow        = 5 * time.Minute
+	DefaultTTLWindowSamples = 2048
+	DefaultTTLInterval      = 10 * time.Second
+	DefaultTTLStep          = 100 * time.Millisecond
+	DefaultTTLHysteresis    = 100 * time.Millisecond
+	DefaultTTLMaxDecisions  = 65536
+	DefaultTTLUsageTimeout  = 5 * time.Minute
+	DefaultTTLMaxSeries     = 1024
+	DefaultTTLReplica       = "default"
 )
 
 // WithDefaults returns a copy of c with every zero field set to its default.
@@ -145,7 +141,6 @@ func (c TTLConfig) WithDefaults() TTLConfig {
 	setDuration(&c.Interval, DefaultTTLInterval)
 	setDuration(&c.Step, DefaultTTLStep)
 	setDuration(&c.Hysteresis, DefaultTTLHysteresis)
-	setDuration(&c.FreshnessLimit, DefaultTTLFreshnessLimit)
 	setDuration(&c.UsageTimeout, DefaultTTLUsageTimeout)
 	setInt(&c.MinSamples, DefaultTTLMinSamples)
 	setInt(&c.WindowSamples, DefaultTTLWindowSamples)
@@ -194,7 +189,7 @@ func (c TTLConfig) Validate() error {
 		v    Duration
 	}{{"static", c.Static}, {"jitter", c.Jitter}, {"maxStale", c.MaxStale}, {"min", c.Min},
 		{"resolution", c.Resolution}, {"window", c.Window}, {"interval", c.Interval}, {"step", c.Step},
-		{"hysteresis", c.Hysteresis}, {"grace", c.Grace}, {"freshnessLimit", c.FreshnessLimit},
+		{"hysteresis", c.Hysteresis}, {"grace", c.Grace},
 		{"usageTimeout", c.UsageTimeout}} {
 		if d.v < 0 {
 			bad("%s must not be negative, got %s", d.name, d.v.D())

@@ -11,77 +11,81 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 )
 
-// PredictionsConfig configures a Predictions share. Zero values mean
-// defaults, except Replica, which is required.
+// Options configure a Share: its Config (Share itself is the caller's
+// switch) and what serve derives from elsewhere. Zero values mean defaults,
+// except Replica, which is required.
 type Options struct {
+	Config
 	// Replica names this router process; it must differ between replicas
 	// and between a replica's restarts (see NewReplicaID), because it is how
 	// a replica recognises and skips its own messages.
 	Replica string
-	// QueueSize bounds predictions waiting to be published and received
-	// messages waiting to be applied; overflow is dropped and counted.
-	// Default 4096.
-	QueueSize int
 	// MaxTTL caps a remote prediction's expiry at the local clock's now plus
 	// MaxTTL, whatever the decider's clock said (the local maximum stale
-	// window). Default 5s.
+	// window); it is also the prediction stream's age limit. Default 5s.
 	MaxTTL time.Duration
 	// Models limits the followed predictions to these models' subjects;
 	// empty follows every model.
 	Models []string
-	// Stream names a JetStream stream (EnsurePredictionStream) to replay at
-	// start, so a restarting replica gets the predictions still live; empty
+	// Replay ensures the JetStream stream Config.Stream at start and replays
+	// it, so a restarting replica gets the predictions still live; false
 	// follows live messages only.
-	Stream string
+	Replay bool
 	// ReplayTimeout bounds the start-up replay. Default 10s.
 	ReplayTimeout time.Duration
 }
 
-// Predictions shares speculative predictions between router replicas over
+// Share shares speculative predictions between router replicas over
 // NATS: it publishes this replica's (Predicted, the scorer's
 // PredictionSink) and applies every other replica's to the index with
 // SpeculateRemote, keeping the decider's absolute expiry.
 //
-// Create it with NewPredictions and call Run once. Predicted and Ready are
-// safe for concurrent use; the zero value is not usable.
+// Create it with New, Start it once and Close it. Predicted and Ready are
+// safe for concurrent use, before Start too (Predicted then only queues);
+// the zero value is not usable.
 type Share struct {
 	cfg     Options
 	nc      *nats.Conn
 	ix      *index.Index
-	metrics *predictionMetrics
+	metrics *Metrics
 	log     *slog.Logger
 	out     chan index.Prediction
 	in      chan *nats.Msg
 	ready   chan struct{}
 	readyMu sync.Once
+
+	cancel    context.CancelFunc
+	done      chan struct{} // closed when Start's goroutine returned
+	closeOnce sync.Once
 }
 
-// NewPredictions prepares a share of ix's predictions over nc. Metrics go to
-// reg (nil: not registered); log may be nil.
-func New(cfg Options, nc *nats.Conn, ix *index.Index, reg prometheus.Registerer,
-	log *slog.Logger) (*Share, error) {
-	if nc == nil || ix == nil || cfg.Replica == "" {
-		return nil, fmt.Errorf("creating prediction share: need a NATS connection, an index and a replica id: %w",
+// New prepares a share over nc; it shares nothing until Start. m comes
+// from NewMetrics (nil: unregistered metrics); log may be nil.
+func New(cfg Options, nc *nats.Conn, m *Metrics, log *slog.Logger) (*Share, error) {
+	if nc == nil || cfg.Replica == "" {
+		return nil, fmt.Errorf("creating prediction share: need a NATS connection and a replica id: %w",
 			ErrInvalidConfig)
 	}
 	if cfg.QueueSize < 0 || cfg.MaxTTL < 0 || cfg.ReplayTimeout < 0 {
 		return nil, fmt.Errorf("creating prediction share: negative queue size or duration: %w", ErrInvalidConfig)
 	}
-	cfg.QueueSize = cmp.Or(cfg.QueueSize, 4096)
+	cfg.Config = cfg.Config.WithDefaults()
 	cfg.MaxTTL = cmp.Or(cfg.MaxTTL, 5*time.Second)
 	cfg.ReplayTimeout = cmp.Or(cfg.ReplayTimeout, 10*time.Second)
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Share{cfg: cfg, nc: nc, ix: ix, metrics: newPredictionMetrics(reg), log: log,
+	if m == nil {
+		m, _ = NewMetrics(nil) // nothing to register, so no error
+	}
+	return &Share{cfg: cfg, nc: nc, metrics: m, log: log,
 		out: make(chan index.Prediction, cfg.QueueSize), in: make(chan *nats.Msg, cfg.QueueSize),
-		ready: make(chan struct{})}, nil
+		ready: make(chan struct{}), done: make(chan struct{})}, nil
 }
 
 // Predicted queues p for publishing. It never blocks: when the queue is
@@ -95,33 +99,67 @@ func (p *Share) Predicted(pr index.Prediction) {
 	}
 }
 
-// Ready is closed once Run has subscribed and, with a Stream, replayed it
+// Ready is closed once Start has subscribed and, with a Stream, replayed it
 // (or given up, counted and logged).
 func (p *Share) Ready() <-chan struct{} { return p.ready }
 
 func (p *Share) markReady() { p.readyMu.Do(func() { close(p.ready) }) }
 
-// Run subscribes to the other replicas' predictions, replays the stream
-// when configured, and then publishes and applies until ctx is done. It
-// returns an error only when it cannot subscribe; Ready is closed either way.
-func (p *Share) Run(ctx context.Context) error {
-	defer p.markReady()
+// Start subscribes to the other replicas' predictions and starts the
+// goroutines that apply them to ix (replaying the stream first when
+// configured) and publish this replica's, until ctx ends or Close. It
+// returns an error only when it cannot subscribe; Ready is closed then.
+// It may be called once.
+func (p *Share) Start(ctx context.Context, ix *index.Index) error {
+	if ix == nil {
+		p.markReady()
+		return fmt.Errorf("starting prediction share: nil index: %w", ErrInvalidConfig)
+	}
+	p.ix = ix
 	subs, err := p.subscribe()
-	defer func() {
-		for _, s := range subs {
-			_ = s.Unsubscribe()
-		}
-	}()
 	if err != nil {
+		unsubscribe(subs)
+		p.markReady()
 		return err
 	}
+	ctx, p.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(p.done)
+		defer unsubscribe(subs)
+		p.run(ctx)
+	}()
+	return nil
+}
+
+func (p *Share) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { p.publishLoop(ctx) })
+	if p.cfg.Replay {
+		p.ensureStream(ctx)
+	}
 	p.catchUp(ctx)
 	p.markReady()
 	p.applyLoop(ctx)
 	wg.Wait()
-	return nil
+}
+
+// Close stops the share's goroutines and waits for them; the caller then
+// closes the NATS connection. It is idempotent and safe before Start.
+func (p *Share) Close() {
+	p.closeOnce.Do(func() {
+		if p.cancel == nil {
+			close(p.done)
+			return
+		}
+		p.cancel()
+		<-p.done
+	})
+}
+
+func unsubscribe(subs []*nats.Subscription) {
+	for _, s := range subs {
+		_ = s.Unsubscribe()
+	}
 }
 
 func (p *Share) subscribe() ([]*nats.Subscription, error) {
@@ -162,7 +200,7 @@ func (p *Share) enqueue(msg *nats.Msg) {
 }
 
 // NewReplicaID returns name followed by a random suffix, unique to this
-// process, for PredictionsConfig.Replica: a restarted replica must not take
+// process, for Options.Replica: a restarted replica must not take
 // its former messages for its own, since they are predictions it no longer
 // holds.
 func NewReplicaID(name string) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/index"
 )
 
@@ -69,7 +70,7 @@ func (p *Share) apply(a *applier, data []byte) string {
 // catchUp replays the configured stream into the index. A failed replay is
 // counted and logged; the replica then shares only what arrives live.
 func (p *Share) catchUp(ctx context.Context) {
-	if p.cfg.Stream == "" {
+	if !p.cfg.Replay {
 		return
 	}
 	rctx, cancel := context.WithTimeout(ctx, p.cfg.ReplayTimeout)
@@ -85,17 +86,27 @@ func (p *Share) catchUp(ctx context.Context) {
 	p.log.Info("replayed prediction stream", "stream", p.cfg.Stream, "messages", n)
 }
 
+// ensureStream creates the stream that a restarting replica replays. A
+// failure is logged, not fatal: predictions are still shared live.
+func (p *Share) ensureStream(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := EnsureStream(ctx, p.nc, StreamConfig{Name: p.cfg.Stream, MaxAge: p.cfg.MaxTTL}); err != nil {
+		p.log.Warn("prediction stream unavailable; sharing live predictions only", "stream", p.cfg.Stream, "err", err)
+	}
+}
+
 // replay applies every retained prediction of the followed models. Messages
 // that also arrive live meanwhile are applied twice, which is harmless: a
 // repeated prediction only re-extends an entry to the same expiry.
 func (p *Share) replay(ctx context.Context) (int, error) {
 	a := &applier{}
-	return replayStream(ctx, p.nc, "prediction", p.cfg.Stream, p.subjects(), 1024, func(msg jetstream.Msg) {
+	return bus.Replay(ctx, p.nc, "prediction", p.cfg.Stream, p.subjects(), 1024, func(msg jetstream.Msg) {
 		p.metrics.received.WithLabelValues(p.apply(a, msg.Data())).Inc()
 	})
 }
 
-// PredictionStreamConfig describes the JetStream stream that retains shared
+// StreamConfig describes the JetStream stream that retains shared
 // predictions so that a restarting replica can replay those still live.
 type StreamConfig struct {
 	// Name is the stream's name; required.
@@ -111,7 +122,7 @@ type StreamConfig struct {
 	Replicas int
 }
 
-// EnsurePredictionStream creates the prediction stream, or updates it to
+// EnsureStream creates the prediction stream, or updates it to
 // cfg. Predictions are kept in memory: they live for seconds, and a NATS
 // restart that loses them costs only speculative matches.
 func EnsureStream(ctx context.Context, nc *nats.Conn, cfg StreamConfig) error {

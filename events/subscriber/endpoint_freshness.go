@@ -1,5 +1,7 @@
 package subscriber
 
+import "github.com/warmroute/warmroute/index/ttl"
+
 // EndpointFreshness reports what is known about every stream of endpoint
 // (all its data-parallel ranks, and models if it serves several), combined
 // pessimistically because a request routed there may land on any of them:
@@ -44,4 +46,28 @@ func combineFreshness(a, b Freshness) Freshness {
 		out.LastReset = b.LastReset
 	}
 	return out
+}
+
+// Freshness implements ttl.FreshnessSource: endpoint's combined freshness
+// (see EndpointFreshness) and its silence limit, HeartbeatMisses of its
+// longest heartbeat interval, the limit after which expiry removes it.
+// A sequence gap clears the endpoint at once, so no gap is ever left
+// unrecovered for the guard to judge.
+func (s *Subscriber) Freshness(endpoint string) (ttl.Freshness, bool) {
+	f, ok := s.EndpointFreshness(endpoint)
+	if !ok {
+		return ttl.Freshness{}, false
+	}
+	return ttl.Freshness{LastEvent: f.LastEvent, LastHeartbeat: f.LastHeartbeat, Connected: f.EngineConnected,
+		SilenceLimit: s.silenceLimit(&f)}, true
+}
+
+// EngineLoad reports endpoint's engine gauges from its relay's last
+// heartbeat (the scorer's EngineLoad); false when unknown or not scraped.
+func (s *Subscriber) EngineLoad(endpoint string) (running, waiting, kvUsage float64, ok bool) {
+	f, ok := s.EndpointFreshness(endpoint)
+	if !ok || f.Load == nil {
+		return 0, 0, 0, false
+	}
+	return f.Load.Running, f.Load.Waiting, f.Load.KVCacheUsage, true
 }

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/warmroute/warmroute/api"
-	"github.com/warmroute/warmroute/events/relay"
 )
 
 // Freshness is what the router knows about one Source's event stream, for the
@@ -24,7 +23,7 @@ type Freshness struct {
 	// EngineConnected is the relay's last report of its engine connection.
 	EngineConnected bool
 	// Relay is the relay instance last heard from.
-	relay.Relay string
+	Relay string
 	// Interval is the relay's heartbeat period.
 	Interval time.Duration
 	// Load is the engine's own load from the last heartbeat, if scraped.
@@ -37,6 +36,19 @@ func (f *Freshness) lastSeen() time.Time {
 		return f.LastEvent
 	}
 	return f.LastHeartbeat
+}
+
+// assumedInterval is the heartbeat interval of a source heard only through
+// batches so far: the relay's default (relay.DefaultHeartbeatInterval).
+const assumedInterval = 2 * time.Second
+
+// interval is the source's heartbeat period, assumedInterval before the
+// first heartbeat.
+func (f *Freshness) interval() time.Duration {
+	if f.Interval <= 0 {
+		return assumedInterval
+	}
+	return f.Interval
 }
 
 // streamState is the apply loop's private per-Source state.

@@ -2,6 +2,7 @@ package subscriber
 
 import (
 	"strconv"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -9,7 +10,8 @@ import (
 // freshnessCollector exports per-source ages at scrape time. Only live
 // sources appear, so the label set is bounded by the fleet and series vanish
 // when a source expires.
-type freshnessCollector struct{ s *Subscriber }
+// It exports the sources of the first Subscriber built with its Metrics.
+type freshnessCollector struct{ s atomic.Pointer[Subscriber] }
 
 var (
 	eventAgeDesc = prometheus.NewDesc(prometheus.BuildFQName(metricsNamespace, metricsSubsystem, "source_event_age_seconds"),
@@ -20,16 +22,20 @@ var (
 		[]string{"model", "endpoint", "dp_rank"}, nil)
 )
 
-func (c freshnessCollector) Describe(ch chan<- *prometheus.Desc) {
+func (c *freshnessCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- eventAgeDesc
 	ch <- heartbeatAgeDesc
 }
 
-func (c freshnessCollector) Collect(ch chan<- prometheus.Metric) {
-	now := c.s.now()
-	c.s.mu.RLock()
-	defer c.s.mu.RUnlock()
-	for src, st := range c.s.streams {
+func (c *freshnessCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.s.Load()
+	if s == nil {
+		return
+	}
+	now := s.now()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for src, st := range s.streams {
 		labels := []string{src.Model, src.Endpoint, strconv.Itoa(src.DPRank)}
 		if !st.fresh.LastEvent.IsZero() {
 			ch <- prometheus.MustNewConstMetric(eventAgeDesc, prometheus.GaugeValue,

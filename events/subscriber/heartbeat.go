@@ -12,10 +12,10 @@ import (
 func decodeHeartbeat(body []byte) (api.Heartbeat, error) {
 	var h api.Heartbeat
 	if err := json.Unmarshal(body, &h); err != nil {
-		return h, fmt.Errorf("decoding heartbeat: %w: %w", wire.wire.ErrMalformed, err)
+		return h, fmt.Errorf("decoding heartbeat: %w: %w", wire.ErrMalformed, err)
 	}
 	if err := h.Validate(); err != nil {
-		return h, fmt.Errorf("decoding heartbeat: %w: %w", wire.wire.ErrMalformed, err)
+		return h, fmt.Errorf("decoding heartbeat: %w: %w", wire.ErrMalformed, err)
 	}
 	return h, nil
 }

@@ -3,7 +3,6 @@ package subscriber
 import (
 	"errors"
 
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/events/wire"
@@ -25,10 +24,13 @@ type IndexSink struct {
 	metrics *sinkMetrics
 }
 
-// NewIndexSink returns a sink writing to ix. Metrics go to reg (nil: not
-// registered).
-func NewIndexSink(ix *index.Index, reg prometheus.Registerer) *IndexSink {
-	return &IndexSink{ix: ix, metrics: newSinkMetrics(reg)}
+// NewIndexSink returns a sink writing to ix, counting into m (from
+// NewMetrics, shared with the Subscriber; nil: unregistered metrics).
+func NewIndexSink(ix *index.Index, m *Metrics) *IndexSink {
+	if m == nil {
+		m, _ = NewMetrics(nil) // nothing to register, so no error
+	}
+	return &IndexSink{ix: ix, metrics: &m.sink}
 }
 
 // ApplyBatch applies b's events in order.
@@ -42,7 +44,7 @@ func (s *IndexSink) ApplyBatch(src Source, b *wire.Batch) {
 // stay: the endpoint is still there and may yet confirm them.
 func (s *IndexSink) ClearSource(src Source) {
 	if _, err := s.ix.ClearRank(src.Endpoint, src.DPRank); err != nil {
-		s.metrics.dropped.WithLabelValues(dropReason(err)).Inc()
+		s.drop(err)
 	}
 }
 
@@ -50,7 +52,7 @@ func (s *IndexSink) ClearSource(src Source) {
 // rank's blocks and every prediction.
 func (s *IndexSink) ClearEndpoint(endpoint string) {
 	if _, err := s.ix.ClearEndpoint(endpoint); err != nil {
-		s.metrics.dropped.WithLabelValues(dropReason(err)).Inc()
+		s.drop(err)
 	}
 }
 
@@ -60,9 +62,9 @@ func (s *IndexSink) apply(src Source, ev *wire.Event) {
 	case wire.KindBlockStored:
 		err = s.store(src, ev)
 	case wire.KindBlockRemoved:
-		var unknown int
-		unknown, err = s.ix.Remove(src.Endpoint, src.DPRank, ev.BlockHashes, index.ParseMedium(ev.Medium))
-		s.metrics.dropped.WithLabelValues("unknown_removed").Add(float64(unknown))
+		// Hashes the index did not hold are counted by the index itself
+		// (warmroute_index_unknown_removed_total).
+		_, err = s.ix.Remove(src.Endpoint, src.DPRank, ev.BlockHashes, index.ParseMedium(ev.Medium))
 	case wire.KindAllBlocksCleared:
 		_, err = s.ix.ClearRank(src.Endpoint, src.DPRank)
 	default:
@@ -70,7 +72,7 @@ func (s *IndexSink) apply(src Source, ev *wire.Event) {
 	}
 	if err != nil {
 		s.metrics.events.WithLabelValues(ev.Kind.String(), "rejected").Inc()
-		s.metrics.dropped.WithLabelValues(dropReason(err)).Inc()
+		s.drop(err)
 		return
 	}
 	s.metrics.events.WithLabelValues(ev.Kind.String(), "applied").Inc()
@@ -84,21 +86,29 @@ func (s *IndexSink) store(src Source, ev *wire.Event) error {
 	if err != nil {
 		return err
 	}
+	// An unknown parent is counted by the index
+	// (warmroute_index_unknown_parent_total); skipped blocks are not, when
+	// the event's token and hash counts disagree.
 	s.metrics.dropped.WithLabelValues("unkeyed_block").Add(float64(res.Skipped))
-	if res.UnknownParent {
-		s.metrics.dropped.WithLabelValues("unknown_parent").Inc()
-	}
 	return nil
 }
 
 // errUnknownKind guards against a Kind added to the decoder but not here.
 var errUnknownKind = errors.New("event kind not handled by the index sink")
 
-// dropReason maps an index error to a bounded label value.
+// drop counts err under its reason, unless the index counts it already.
+func (s *IndexSink) drop(err error) {
+	if reason := dropReason(err); reason != "" {
+		s.metrics.dropped.WithLabelValues(reason).Inc()
+	}
+}
+
+// dropReason maps an index error to a bounded label value; "" when the
+// index counts it itself.
 func dropReason(err error) string {
 	switch {
 	case errors.Is(err, index.ErrBlockSize):
-		return "block_size"
+		return "" // counted by the index: warmroute_index_block_size_mismatch_total
 	case errors.Is(err, index.ErrTokenRange):
 		return "token_range"
 	case errors.Is(err, index.ErrRank):

@@ -66,7 +66,7 @@ func newSubscriberMetrics(b *builder) subscriberMetrics {
 // sinkMetrics count what the index sink applied and what it could not.
 type sinkMetrics struct {
 	events  *prometheus.CounterVec // kind, result: applied, rejected
-	dropped *prometheus.CounterVec // reason: block_size, token_range, rank, endpoint, unknown_removed, ...
+	dropped *prometheus.CounterVec // reason: token_range, rank, endpoint, unkeyed_block, unknown_kind, other
 }
 
 func newSinkMetrics(b *builder) sinkMetrics {
@@ -74,8 +74,9 @@ func newSinkMetrics(b *builder) sinkMetrics {
 		events: b.counterVec("sink_events_total",
 			"Engine events applied to the index, by kind and result.", "kind", "result"),
 		dropped: b.counterVec("sink_dropped_total",
-			"Events or blocks the index could not take, by reason (unknown_removed, unknown_parent and "+
-				"unkeyed_block count blocks or events that were partly applied).", "reason"),
+			"Events or blocks the index could not take and does not count itself, by reason "+
+				"(token_range, rank, endpoint, unknown_kind, other; unkeyed_block counts blocks of "+
+				"partly applied events).", "reason"),
 	}
 }
 

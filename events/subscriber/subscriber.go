@@ -1,6 +1,7 @@
 package subscriber
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -10,29 +11,20 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/warmroute/warmroute/api"
 )
 
-// SubscriberConfig configures the router side. Zero values mean defaults.
-type Config struct {
+// Follow says which streams a Subscriber follows; serve derives it from its
+// pools rather than from settings of its own.
+type Follow struct {
 	// Models are the model names whose streams this router follows.
 	Models []string
-	// QueueSize bounds messages between the NATS handler and the apply
-	// loop; default 65536. Overflow is counted and shows up as a gap.
-	QueueSize int
-	// ExpireMisses is how many heartbeat intervals may pass without a
-	// heartbeat or batch before a source is expired; default 3.
-	ExpireMisses int
 	// AllModels follows every model's streams instead of Models, so that
 	// discovery can learn models that configuration does not name.
 	AllModels bool
-	// ReplayStream names a JetStream stream (see EnsureStream) to replay
-	// before Ready closes; empty follows live events only.
-	ReplayStream string
-	// ReplayTimeout bounds the start-up replay; when it runs out the router
-	// becomes ready with what it applied. Default 2m.
+	// ReplayTimeout bounds the start-up replay (Config.JetStream); when it
+	// runs out the router becomes ready with what it applied. Default 2m.
 	ReplayTimeout time.Duration
 }
 
@@ -40,8 +32,10 @@ type Config struct {
 // each Source's sequence, applies batches in order to a Sink, and tracks
 // freshness and membership.
 //
-// Create it with NewSubscriber and call Run once. Freshness and Sources are
-// safe for concurrent use while Run is going; the zero value is not usable.
+// Create it with New, Start it once and Close it. Its query methods
+// (Freshness, SourceFreshness, EndpointFreshness, EngineLoad, Backlog,
+// Sources, Ready) are safe for concurrent use at any time, before Start
+// too; the zero value is not usable.
 type Subscriber struct {
 	cfg     Config
 	nc      *nats.Conn
@@ -52,8 +46,11 @@ type Subscriber struct {
 	queue   chan inbound
 	now     func() time.Time
 
-	replay *replayMetrics
-	ready  chan struct{}
+	replay    *replayMetrics
+	ready     chan struct{}
+	cancel    context.CancelFunc
+	done      chan struct{} // closed when the apply goroutine returned
+	closeOnce sync.Once
 	// wait is how long the message handled last waited in queue, in
 	// nanoseconds: the subscriber backlog the TTL's slack must cover.
 	wait atomic.Int64
@@ -71,47 +68,83 @@ type inbound struct {
 	replayed  bool // from the JetStream stream at start-up, not the live path
 }
 
-// NewSubscriber prepares a subscriber. members may be nil; metrics go to reg
-// (nil: not registered); log may be nil.
-func New(cfg Config, nc *nats.Conn, sink Sink, members Membership,
-	reg prometheus.Registerer, log *slog.Logger) (*Subscriber, error) {
-	if nc == nil || sink == nil || (len(cfg.Models) == 0 && !cfg.AllModels) {
-		return nil, fmt.Errorf("creating subscriber: need a NATS connection, a sink and models: %w", ErrInvalidConfig)
+// New prepares a subscriber on nc; it follows nothing until Start. m comes
+// from NewMetrics (nil: unregistered metrics); log may be nil.
+func New(cfg Config, follow Follow, nc *nats.Conn, m *Metrics, log *slog.Logger) (*Subscriber, error) {
+	if nc == nil || (len(follow.Models) == 0 && !follow.AllModels) {
+		return nil, fmt.Errorf("creating subscriber: need a NATS connection and models: %w", ErrInvalidConfig)
 	}
-	setDefault(&cfg.QueueSize, 65536)
-	setDefault(&cfg.ExpireMisses, 3)
-	setDefault(&cfg.ReplayTimeout, 2*time.Minute)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("creating subscriber: %w: %w", ErrInvalidConfig, err)
+	}
+	cfg = cfg.WithDefaults()
+	follow.ReplayTimeout = cmp.Or(follow.ReplayTimeout, 2*time.Minute)
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Subscriber{cfg: cfg, nc: nc, sink: sink, members: members, metrics: newSubscriberMetrics(reg),
-		log: log, queue: make(chan inbound, cfg.QueueSize), now: time.Now, streams: map[Source]*streamState{},
-		replay: newReplayMetrics(reg), ready: make(chan struct{}), byEndpoint: map[string]map[Source]struct{}{}}
-	if reg != nil {
-		_ = reg.Register(freshnessCollector{s}) // a second subscriber on one registry is not exported twice
+	if m == nil {
+		m, _ = NewMetrics(nil) // nothing to register, so no error
 	}
+	s := &Subscriber{cfg: cfg, follow: follow, nc: nc, metrics: &m.sub, log: log,
+		queue: make(chan inbound, cfg.QueueSize), now: time.Now, streams: map[Source]*streamState{},
+		replay: &m.replay, ready: make(chan struct{}), done: make(chan struct{}),
+		byEndpoint: map[string]map[Source]struct{}{}}
+	m.fresh.s.CompareAndSwap(nil, s) // a registry exports one subscriber's sources
 	return s, nil
 }
 
-// Run subscribes, replays the stream when configured, closes Ready, and
-// applies live messages until ctx is done, then unsubscribes.
-func (s *Subscriber) Run(ctx context.Context) error {
+// Start subscribes and starts the apply goroutine, which feeds sink and
+// members (nil: no membership) until ctx ends or Close. With
+// Config.JetStream enabled it first ensures the stream and replays it.
+// It returns the subscription error, if any, and may be called once.
+func (s *Subscriber) Start(ctx context.Context, sink Sink, members Membership) error {
+	if sink == nil {
+		return fmt.Errorf("starting subscriber: nil sink: %w", ErrInvalidConfig)
+	}
+	s.sink, s.members = sink, members
 	subs, err := s.subscribe()
-	defer func() {
-		for _, sub := range subs {
-			_ = sub.Unsubscribe()
-		}
-	}()
 	if err != nil {
+		unsubscribe(subs)
 		return err
 	}
+	ctx, s.cancel = context.WithCancel(ctx)
+	go func() {
+		defer close(s.done)
+		defer unsubscribe(subs)
+		s.run(ctx)
+	}()
+	return nil
+}
+
+// Close stops the apply goroutine and waits for it; the caller then closes
+// the NATS connection. It is idempotent and safe before Start.
+func (s *Subscriber) Close() {
+	s.closeOnce.Do(func() {
+		if s.cancel == nil {
+			close(s.done)
+			return
+		}
+		s.cancel()
+		<-s.done
+	})
+}
+
+func unsubscribe(subs []*nats.Subscription) {
+	for _, sub := range subs {
+		_ = sub.Unsubscribe()
+	}
+}
+
+// run replays the stream when configured, closes Ready, and applies live
+// messages until ctx is done.
+func (s *Subscriber) run(ctx context.Context) {
 	s.catchUp(ctx)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case in := <-s.queue:
 			s.metrics.queued.Set(float64(len(s.queue)))
 			s.wait.Store(int64(s.now().Sub(in.at)))
@@ -149,10 +182,10 @@ func (s *Subscriber) subscribe() ([]*nats.Subscription, error) {
 
 // subjects lists the event and heartbeat subjects this subscriber follows.
 func (s *Subscriber) subjects() (events, beats []string, err error) {
-	if s.cfg.AllModels {
+	if s.follow.AllModels {
 		return []string{api.EventSubjectPrefix + ".*.*"}, []string{api.HeartbeatSubjectPrefix + ".*.*"}, nil
 	}
-	for _, m := range s.cfg.Models {
+	for _, m := range s.follow.Models {
 		ev, err := api.EventWildcard(m)
 		if err != nil {
 			return nil, nil, fmt.Errorf("subscribing to model %q: %w", m, err)
@@ -169,7 +202,7 @@ func (s *Subscriber) eventSubjects() []string {
 	return events
 }
 
-// Ready is closed once Run has subscribed and, when a replay stream is
+// Ready is closed once Start has subscribed and, when a replay stream is
 // configured, replayed it (or given up, counted and logged), so the index
 // holds what the stream retained before the router reports ready.
 func (s *Subscriber) Ready() <-chan struct{} { return s.ready }
@@ -183,11 +216,12 @@ func (s *Subscriber) Backlog() time.Duration { return time.Duration(s.wait.Load(
 // without a stream.
 func (s *Subscriber) catchUp(ctx context.Context) {
 	defer close(s.ready)
-	if s.cfg.ReplayStream == "" {
+	if !s.cfg.JetStream.Enabled {
 		return
 	}
+	s.ensureStream(ctx)
 	start := time.Now()
-	rctx, cancel := context.WithTimeout(ctx, s.cfg.ReplayTimeout)
+	rctx, cancel := context.WithTimeout(ctx, s.follow.ReplayTimeout)
 	defer cancel()
 	n, err := s.replayStream(rctx)
 	took := time.Since(start)
@@ -195,11 +229,11 @@ func (s *Subscriber) catchUp(ctx context.Context) {
 	s.replay.duration.Set(took.Seconds())
 	if err != nil {
 		s.replay.failures.Inc()
-		s.log.Warn("event stream replay incomplete; following live events", "stream", s.cfg.ReplayStream,
+		s.log.Warn("event stream replay incomplete; following live events", "stream", s.cfg.JetStream.Stream,
 			"messages", n, "err", err)
 		return
 	}
-	s.log.Info("replayed event stream", "stream", s.cfg.ReplayStream, "messages", n, "took", took)
+	s.log.Info("replayed event stream", "stream", s.cfg.JetStream.Stream, "messages", n, "took", took)
 }
 
 // enqueue is the NATS handler: it never blocks. A dropped event message
@@ -212,8 +246,8 @@ func (s *Subscriber) enqueue(msg *nats.Msg, heartbeat bool) {
 	}
 }
 
-// Freshness reports what is known about src.
-func (s *Subscriber) Freshness(src Source) (Freshness, bool) {
+// SourceFreshness reports what is known about src.
+func (s *Subscriber) SourceFreshness(src Source) (Freshness, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st, ok := s.streams[src]

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/warmroute/warmroute/api"
-	"github.com/warmroute/warmroute/events/relay"
 )
 
 func (s *Subscriber) handleHeartbeat(in inbound) {
@@ -32,17 +31,20 @@ func (s *Subscriber) handleHeartbeat(in inbound) {
 	}
 }
 
-// expire removes sources that have been silent for ExpireMisses intervals.
+// silenceLimit is how long f's source may stay silent (no batch, no
+// heartbeat) before it is expired: HeartbeatMisses of its heartbeat
+// intervals. The TTL controller's freshness guard pauses on the same limit.
+func (s *Subscriber) silenceLimit(f *Freshness) time.Duration {
+	return time.Duration(s.cfg.HeartbeatMisses) * f.interval()
+}
+
+// expire removes sources that have been silent beyond their silence limit.
 func (s *Subscriber) expire() {
 	now := s.now()
 	var dead []Source
 	s.mu.RLock()
 	for src, st := range s.streams {
-		interval := st.fresh.Interval
-		if interval <= 0 {
-			interval = relay.DefaultHeartbeatInterval
-		}
-		if now.Sub(st.fresh.lastSeen()) > time.Duration(s.cfg.ExpireMisses)*interval {
+		if now.Sub(st.fresh.lastSeen()) > s.silenceLimit(&st.fresh) {
 			dead = append(dead, src)
 		}
 	}

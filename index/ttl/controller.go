@@ -56,7 +56,7 @@ func New(opts Options) (*Controller, error) {
 		return nil, fmt.Errorf("registering ttl metrics: %w", err)
 	}
 	c.series = newSeriesSet(c.metrics, &cfg)
-	c.guard = newGuard(opts.Freshness, cfg.FreshnessLimit.D(), cfg.MaxSeries, c.metrics, c.log)
+	c.guard = newGuard(opts.Freshness, cfg.MaxSeries, c.metrics, c.log)
 	c.backlog = newBacklogPeak(opts.Backlog, cfg.Window.D())
 	c.perShard = (cfg.MaxDecisions + decisionShards - 1) / decisionShards
 	for i := range c.shards {

@@ -41,6 +41,10 @@ func (c *clock) advance(d time.Duration) {
 }
 
 // freshness is an in-memory FreshnessSource.
+// testSilenceLimit is the silence limit the fake freshness sources report,
+// the subscriber's default (3 heartbeat misses of 2s) rounded down.
+const testSilenceLimit = 5 * time.Second
+
 type freshness struct {
 	mu sync.Mutex
 	m  map[string]Freshness

@@ -30,23 +30,22 @@ const (
 
 // Defaults used when a Config field is zero.
 const (
-	DefaultStatic         = api.DefaultTTLStatic
-	DefaultPercentile     = api.DefaultTTLPercentile
-	DefaultJitter         = api.DefaultTTLJitter
-	DefaultMaxStale       = api.DefaultTTLMaxStale
-	DefaultMin            = api.DefaultTTLMin
-	DefaultResolution     = api.DefaultTTLResolution
-	DefaultMinSamples     = api.DefaultTTLMinSamples
-	DefaultWindow         = api.DefaultTTLWindow
-	DefaultWindowSamples  = api.DefaultTTLWindowSamples
-	DefaultInterval       = api.DefaultTTLInterval
-	DefaultStep           = api.DefaultTTLStep
-	DefaultHysteresis     = api.DefaultTTLHysteresis
-	DefaultFreshnessLimit = api.DefaultTTLFreshnessLimit
-	DefaultMaxDecisions   = api.DefaultTTLMaxDecisions
-	DefaultUsageTimeout   = api.DefaultTTLUsageTimeout
-	DefaultMaxSeries      = api.DefaultTTLMaxSeries
-	DefaultReplica        = api.DefaultTTLReplica
+	DefaultStatic        = api.DefaultTTLStatic
+	DefaultPercentile    = api.DefaultTTLPercentile
+	DefaultJitter        = api.DefaultTTLJitter
+	DefaultMaxStale      = api.DefaultTTLMaxStale
+	DefaultMin           = api.DefaultTTLMin
+	DefaultResolution    = api.DefaultTTLResolution
+	DefaultMinSamples    = api.DefaultTTLMinSamples
+	DefaultWindow        = api.DefaultTTLWindow
+	DefaultWindowSamples = api.DefaultTTLWindowSamples
+	DefaultInterval      = api.DefaultTTLInterval
+	DefaultStep          = api.DefaultTTLStep
+	DefaultHysteresis    = api.DefaultTTLHysteresis
+	DefaultMaxDecisions  = api.DefaultTTLMaxDecisions
+	DefaultUsageTimeout  = api.DefaultTTLUsageTimeout
+	DefaultMaxSeries     = api.DefaultTTLMaxSeries
+	DefaultReplica       = api.DefaultTTLReplica
 )
 
 // decisionMargin is added to TTL plus grace before a decision's lifecycle
@@ -54,8 +53,8 @@ const (
 // owner's periodic Sweep, so the last outcome can trail the grace window.
 const decisionMargin = 5 * time.Second
 
-// FreshnessSource reports an endpoint's event stream health. cmd adapts the
-// events subscriber to it (combining the endpoint's models and ranks).
+// FreshnessSource reports an endpoint's event stream health; the events
+// subscriber implements it (combining the endpoint's models and ranks).
 // Implementations must be safe for concurrent use and quick.
 type FreshnessSource interface {
 	// Freshness reports what is known about endpoint; ok is false when the
@@ -70,9 +69,13 @@ type Freshness struct {
 	LastEvent, LastHeartbeat time.Time
 	// Connected is false when the relay reports its engine disconnected.
 	Connected bool
-	// Gap is true while a sequence gap has not been recovered (replayed or
-	// reset), so the index's view of the endpoint is unknown.
-	Gap bool
+	// SilenceLimit is how long the endpoint may stay silent before the
+	// source gives it up (the subscriber expires it after its heartbeat
+	// misses times its heartbeat interval). The guard pauses speculation
+	// at the same limit: with neither an event nor a heartbeat within it
+	// (stale), or with no event within it after a route that should have
+	// made the engine store blocks (silent). Zero turns both rules off.
+	SilenceLimit time.Duration
 }
 
 // BacklogGauge reports how far behind the event subscriber is: the age of
