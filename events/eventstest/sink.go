@@ -1,5 +1,7 @@
-// Package eventstest provides in-memory doubles for the events package's
-// consumer interfaces, for tests of events and of the code wired to it.
+// Package eventstest provides in-memory doubles for the events packages'
+// consumer interfaces (a Sink and a Membership for package subscriber) and
+// the NATS helpers their tests share: an embedded server per test, a
+// background runner, a relay-shaped publisher and metric readers.
 package eventstest
 
 import (

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/index"
 )
 
@@ -13,7 +14,7 @@ import (
 // difference is what sharing adds to the request path: one non-blocking
 // enqueue. Encoding and publishing run on the share's own goroutine.
 func BenchmarkCommitShared(b *testing.B) {
-	nc := jetStreamConn(b)
+	nc := eventstest.JetStreamConn(b)
 	for _, blocks := range []int{16, 256, 4096} {
 		for _, share := range []bool{false, true} {
 			b.Run(fmt.Sprintf("blocks=%d/share=%t", blocks, share), func(b *testing.B) {
@@ -26,7 +27,7 @@ func BenchmarkCommitShared(b *testing.B) {
 				}
 				b.StopTimer()
 				r.stop()
-				b.ReportMetric(plainCounter(b, r.reg, "warmroute_events_predictions_published_total")/float64(n), "published/op")
+				b.ReportMetric(eventstest.PlainCounter(b, r.reg, "warmroute_events_predictions_published_total")/float64(n), "published/op")
 			})
 		}
 	}
@@ -36,7 +37,7 @@ func BenchmarkCommitShared(b *testing.B) {
 // enqueue, with the publish loop draining to NATS (drops counted when it
 // falls behind).
 func BenchmarkPredicted(b *testing.B) {
-	nc := jetStreamConn(b)
+	nc := eventstest.JetStreamConn(b)
 	for _, blocks := range []int{16, 4096} {
 		b.Run(fmt.Sprintf("blocks=%d", blocks), func(b *testing.B) {
 			r := startReplica(b, nc, replicaOptions{name: "bench", clock: &manualClock{now: time.Now()}})

@@ -3,7 +3,6 @@ package predictions_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/warmroute/warmroute/events/bus"
@@ -13,20 +12,23 @@ import (
 
 // Two router replicas share predictions over one NATS server: a prediction
 // made on A is matched speculatively on B.
-func ExamplePredictions() {
+func ExampleShare() {
 	ns, _ := bus.StartEmbedded("127.0.0.1", 0)
 	defer ns.Close()
 	nc, _ := bus.ConnectOptions{URL: ns.ClientURL()}.Connect()
 	defer nc.Close()
 	ixA, _ := index.New(index.Options{})
 	ixB, _ := index.New(index.Options{})
-	a, _ := predictions.New(predictions.Options{Replica: predictions.NewReplicaID("a")}, nc, ixA, nil, nil)
-	b, _ := predictions.New(predictions.Options{Replica: predictions.NewReplicaID("b")}, nc, ixB, nil, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for _, p := range []*predictions.Share{a, b} {
-		wg.Go(func() { _ = p.Run(ctx) })
-		<-p.Ready()
+	a, _ := predictions.New(predictions.Options{Replica: predictions.NewReplicaID("a")}, nc, nil, nil)
+	b, _ := predictions.New(predictions.Options{Replica: predictions.NewReplicaID("b")}, nc, nil, nil)
+	ctx := context.Background()
+	for _, p := range []struct {
+		share *predictions.Share
+		ix    *index.Index
+	}{{a, ixA}, {b, ixB}} {
+		_ = p.share.Start(ctx, p.ix)
+		defer p.share.Close()
+		<-p.share.Ready()
 	}
 	keys := []index.Key{1, 2, 3}
 	now := time.Now()
@@ -36,7 +38,5 @@ func ExamplePredictions() {
 		time.Sleep(10 * time.Millisecond)
 	}
 	fmt.Printf("%+v\n", ixB.Lookup(keys, []string{"10.0.0.1:8000"}, nil)[0])
-	cancel()
-	wg.Wait()
 	// Output: {Confirmed:0 Speculative:3 Weighted:0}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/predictions"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/index/ttl"
@@ -20,7 +21,7 @@ const predictionStream = "WARMROUTE_PREDICTIONS_TEST"
 // prediction on both, and B restarted within the TTL replays A's
 // predictions from the stream.
 func TestReplicasSharePredictions(t *testing.T) {
-	nc := jetStreamConn(t)
+	nc := eventstest.JetStreamConn(t)
 	if err := predictions.EnsureStream(context.Background(), nc,
 		predictions.StreamConfig{Name: predictionStream, MaxAge: time.Minute}); err != nil {
 		t.Fatal(err)
@@ -30,14 +31,14 @@ func TestReplicasSharePredictions(t *testing.T) {
 	a := startReplica(t, nc, replicaOptions{name: "a", clock: clock, stream: predictionStream})
 	b := startReplica(t, nc, replicaOptions{name: "b", clock: clock, stream: predictionStream})
 	d1, d2 := a.decide(t, 1000, 4), a.decide(t, 5000, 4)
-	eventually(t, "B matches A's predictions", func() bool {
+	eventstest.Eventually(t, "B matches A's predictions", func() bool {
 		return b.match(t, d1.Endpoint, 1000, 4).Speculative == 4 && b.match(t, d2.Endpoint, 5000, 4).Speculative == 4
 	})
 	if got := b.endings(); got != (ttl.Endings{}) {
 		t.Fatalf("B's TTL endings after applying A's predictions = %+v, want none", got)
 	}
-	eventually(t, "A skips its own messages", func() bool {
-		return counterValue(t, a.reg, "warmroute_events_predictions_received_total", "result", "own") == 2
+	eventstest.Eventually(t, "A skips its own messages", func() bool {
+		return eventstest.CounterValue(t, a.reg, "warmroute_events_predictions_received_total", "result", "own") == 2
 	})
 
 	b.stop() // B restarts within the TTL: a new index, a new replica id
@@ -46,8 +47,8 @@ func TestReplicasSharePredictions(t *testing.T) {
 		t.Fatalf("restarted B's match after replay = %+v, want 4 speculative", m)
 	}
 
-	publishTo(t, nc, d2.Endpoint, 0, false, storedPayload(1, 0, 5000, 4))
-	eventually(t, "BlockStored confirms on both", func() bool {
+	eventstest.PublishTo(t, nc, d2.Endpoint, 0, false, eventstest.StoredPayload(1, 0, 5000, 4))
+	eventstest.Eventually(t, "BlockStored confirms on both", func() bool {
 		return a.match(t, d2.Endpoint, 5000, 4).Confirmed == 4 && b.match(t, d2.Endpoint, 5000, 4).Confirmed == 4
 	})
 	checkConfirmedOnce(t, a, b)
@@ -101,7 +102,7 @@ func TestPredictionsNATSOutage(t *testing.T) {
 	t.Cleanup(nc.Close)
 	a := startReplica(t, nc, replicaOptions{name: "a", clock: &manualClock{now: time.Now()}, queue: 4})
 	ns.Close()
-	eventually(t, "client notices the outage", func() bool { return !nc.IsConnected() })
+	eventstest.Eventually(t, "client notices the outage", func() bool { return !nc.IsConnected() })
 	const n = 50
 	for i := range n {
 		d := a.decide(t, 100_000*(i+1), 2)
@@ -111,17 +112,17 @@ func TestPredictionsNATSOutage(t *testing.T) {
 		d.Release()
 	}
 	dropped := func() float64 {
-		return counterValue(t, a.reg, "warmroute_events_predictions_dropped_total", "reason", "queue_full") +
-			counterValue(t, a.reg, "warmroute_events_predictions_dropped_total", "reason", "publish_error")
+		return eventstest.CounterValue(t, a.reg, "warmroute_events_predictions_dropped_total", "reason", "queue_full") +
+			eventstest.CounterValue(t, a.reg, "warmroute_events_predictions_dropped_total", "reason", "publish_error")
 	}
-	eventually(t, "every prediction counted as dropped", func() bool { return dropped() == n })
-	if got := plainCounter(t, a.reg, "warmroute_events_predictions_published_total"); got != 0 {
+	eventstest.Eventually(t, "every prediction counted as dropped", func() bool { return dropped() == n })
+	if got := eventstest.PlainCounter(t, a.reg, "warmroute_events_predictions_published_total"); got != 0 {
 		t.Errorf("published %v predictions during the outage", got)
 	}
 }
 
 func TestNewPredictionsRejects(t *testing.T) {
-	nc := connect(t)
+	nc := eventstest.Connect(t)
 	ix, _ := index.New(index.Options{})
 	tests := []struct {
 		name string
@@ -130,12 +131,17 @@ func TestNewPredictionsRejects(t *testing.T) {
 	}{
 		{"no replica", predictions.Options{}, ix},
 		{"no index", predictions.Options{Replica: "r"}, nil},
-		{"negative queue", predictions.Options{Replica: "r", QueueSize: -1}, ix},
+		{"negative queue", predictions.Options{Replica: "r", Config: predictions.Config{QueueSize: -1}}, ix},
 		{"negative cap", predictions.Options{Replica: "r", MaxTTL: -time.Second}, ix},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := predictions.New(tt.cfg, nc, tt.ix, nil, nil); !errors.Is(err, predictions.ErrInvalidConfig) {
+			p, err := predictions.New(tt.cfg, nc, nil, nil)
+			if err == nil {
+				t.Cleanup(p.Close)
+				err = p.Start(context.Background(), tt.ix)
+			}
+			if !errors.Is(err, predictions.ErrInvalidConfig) {
 				t.Fatalf("err = %v, want ErrInvalidConfig", err)
 			}
 		})

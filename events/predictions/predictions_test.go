@@ -10,12 +10,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/predictions"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/index/ttl"
 	"github.com/warmroute/warmroute/scorer"
 )
+
+const testModel = eventstest.Model
 
 var replicaEndpoints = []string{"10.0.0.1:8000", "10.0.0.2:8000"}
 
@@ -79,8 +82,13 @@ func startReplica(t testing.TB, nc *nats.Conn, o replicaOptions) *replica {
 	if r.ix, err = index.New(index.Options{Observer: r.ctrl, Now: o.clock.Now}); err != nil {
 		t.Fatal(err)
 	}
+	pm, err := predictions.NewMetrics(r.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if r.share, err = predictions.New(predictions.Options{Replica: predictions.NewReplicaID(o.name),
-		Stream: o.stream, QueueSize: o.queue}, nc, r.ix, r.reg, nil); err != nil {
+		Config: predictions.Config{Stream: o.stream, QueueSize: o.queue}, Replay: o.stream != ""},
+		nc, pm, nil); err != nil {
 		t.Fatal(err)
 	}
 	var sink scorer.PredictionSink = r.share
@@ -90,31 +98,24 @@ func startReplica(t testing.TB, nc *nats.Conn, o replicaOptions) *replica {
 	pools := scorer.NewPools([]api.PoolConfig{{Name: testModel, Endpoints: replicaEndpoints}}, "")
 	r.scorer = scorer.New(pools, &scorer.Load{}, scorer.Options{Index: r.ix, TTL: r.ctrl,
 		Tokens: map[string]scorer.Tokens{testModel: givenTokens{}}, Predictions: sink})
-	sub, err := subscriber.New(subscriber.Config{Models: []string{testModel}}, nc,
-		subscriber.NewIndexSink(r.ix, r.reg), nil, r.reg, nil)
+	sm, err := subscriber.NewMetrics(r.reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.stop = runAll(t, sub.Run, r.share.Run)
+	sub, err := subscriber.New(subscriber.Config{}, subscriber.Follow{Models: []string{testModel}}, nc, sm, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Start(context.Background(), subscriber.NewIndexSink(r.ix, sm), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.share.Start(context.Background(), r.ix); err != nil {
+		t.Fatal(err)
+	}
+	r.stop = sync.OnceFunc(func() { r.share.Close(); sub.Close() })
 	t.Cleanup(r.stop)
 	waitReady(t, r.share.Ready())
 	return r
-}
-
-// runAll runs each function until the returned stop is called; stop waits
-// for all of them and is idempotent.
-func runAll(t testing.TB, runs ...func(context.Context) error) func() {
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for _, run := range runs {
-		wg.Go(func() {
-			if err := run(ctx); err != nil {
-				t.Errorf("Run() = %v", err)
-			}
-		})
-	}
-	var once sync.Once
-	return func() { once.Do(func() { cancel(); wg.Wait() }) }
 }
 
 func waitReady(t testing.TB, ready <-chan struct{}) {

@@ -14,13 +14,12 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/relay"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/events/wire"
-	"github.com/warmroute/warmroute/events/eventstest"
 )
 
 // pythonWithZMQ returns a Python interpreter that has pyzmq and msgspec, in
@@ -157,7 +156,7 @@ func TestRelayInteropWithPythonPublisher(t *testing.T) {
 	}
 	const model, endpoint = "org/model.v1", "10.0.0.1:8000"
 	pub := startPublisher(t, pythonWithZMQ(t), "kv@10.0.0.1:8000@m")
-	nc := connect(t)
+	nc := eventstest.Connect(t)
 	tap := tapRelay(t, nc, model, endpoint)
 	sink := &eventstest.Sink{}
 	startRouterSide(t, nc, model, sink)
@@ -189,7 +188,7 @@ func TestRelayInteropWithPythonPublisher(t *testing.T) {
 	seq = interopResets(t, pub, tap, seq)
 	t.Run("router holds exactly the engine's blocks after the restart", func(t *testing.T) {
 		src := subscriber.Source{Model: model, Endpoint: endpoint}
-		eventually(t, "router converged", func() bool { return slices.Equal(sink.Blocks(src), []uint64{1000, 1001}) })
+		eventstest.Eventually(t, "router converged", func() bool { return slices.Equal(sink.Blocks(src), []uint64{1000, 1001}) })
 	})
 	t.Run("heartbeat names the endpoint and last seq", func(t *testing.T) {
 		h := nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return h.Seq != nil && *h.Seq == 1 })
@@ -228,21 +227,16 @@ func interopResets(t *testing.T, pub *pyPublisher, tap *natsTap, seq uint64) uin
 
 func startRelay(t *testing.T, nc *nats.Conn, cfg relay.Config) {
 	t.Helper()
-	relay, err := relay.New(cfg, nc, prometheus.NewRegistry(), nil)
+	r, err := relay.New(cfg, nc, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runInBackground(t, "relay", relay.Run)
+	eventstest.Run(t, "relay", r.Run)
 }
 
 func startRouterSide(t *testing.T, nc *nats.Conn, model string, sink subscriber.Sink) {
 	t.Helper()
-	s, err := subscriber.New(subscriber.Config{Models: []string{model}}, nc, sink, nil,
-		prometheus.NewRegistry(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runInBackground(t, "subscriber", s.Run)
+	eventstest.StartSubscriber(t, nc, subscriber.Config{}, subscriber.Follow{Models: []string{model}}, nil, sink, nil)
 }
 
 // joinStream works around ZMQ's slow joiner: batches published before the

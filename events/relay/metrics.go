@@ -66,7 +66,6 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-
 const (
 	metricsNamespace = "warmroute"
 	metricsSubsystem = "events"

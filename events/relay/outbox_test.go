@@ -7,7 +7,7 @@ import (
 )
 
 func TestOutboxBoundedWithDropAccounting(t *testing.T) {
-	o := newOutbox(2, newRelayMetrics(nil))
+	o := newOutbox(2, mustMetrics(t))
 	for seq := uint64(1); seq <= 3; seq++ {
 		o.push(outboxItem{msg: &nats.Msg{}, seq: seq, batch: true})
 	}

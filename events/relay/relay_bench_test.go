@@ -9,11 +9,11 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/relay"
 )
 
@@ -29,7 +29,7 @@ func BenchmarkRelayForward(b *testing.B) {
 }
 
 func benchRelayForward(b *testing.B, blocks int) {
-	nc := connectEmbedded(b, bus.EmbeddedOptions{Host: "127.0.0.1"})
+	nc := eventstest.ConnectEmbedded(b, bus.EmbeddedOptions{Host: "127.0.0.1"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pub := zmq4.NewPub(ctx)
@@ -42,13 +42,13 @@ func benchRelayForward(b *testing.B, blocks int) {
 	if _, err := nc.ChanSubscribe(subj, got); err != nil {
 		b.Fatal(err)
 	}
-	relay, err := relay.New(relay.Config{EventsEndpoint: "tcp://" + pub.Addr().String(),
-		Model: "m", Endpoint: "10.0.0.1:8000"}, nc, prometheus.NewRegistry(), nil)
+	r, err := relay.New(relay.Config{EventsEndpoint: "tcp://" + pub.Addr().String(),
+		Model: "m", Endpoint: "10.0.0.1:8000"}, nc, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	done := make(chan struct{})
-	go func() { _ = relay.Run(ctx); close(done) }()
+	go func() { _ = r.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 	payload := benchBatch(blocks)
 	seq := warmUp(b, pub, got, payload)

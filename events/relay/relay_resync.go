@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/events/wire"
 )

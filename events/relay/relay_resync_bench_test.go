@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/relay"
 )
 
@@ -27,7 +27,7 @@ func BenchmarkRelayResync(b *testing.B) {
 func benchResync(b *testing.B, n int) {
 	e := startFakeEngine(b, n)
 	e.publish(n, false)
-	nc := connectEmbedded(b, bus.EmbeddedOptions{Host: "127.0.0.1"})
+	nc := eventstest.ConnectEmbedded(b, bus.EmbeddedOptions{Host: "127.0.0.1"})
 	got := make(chan *nats.Msg, n+16)
 	subj, _ := api.EventSubject(testModel, resyncEndpoint)
 	sub, err := nc.ChanSubscribe(subj, got)
@@ -37,11 +37,11 @@ func benchResync(b *testing.B, n int) {
 	defer sub.Unsubscribe()
 	b.ResetTimer()
 	for range b.N {
-		relay, err := relay.New(relayConfig(e), nc, prometheus.NewRegistry(), nil)
+		r, err := relay.New(relayConfig(e), nc, nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		stop := runForBench(relay)
+		stop := runForBench(r)
 		for i := range n {
 			select {
 			case <-got:
@@ -58,10 +58,10 @@ func benchResync(b *testing.B, n int) {
 }
 
 // runForBench runs relay until the returned stop is called.
-func runForBench(relay *relay.Relay) (stop func()) {
+func runForBench(r *relay.Relay) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = relay.Run(ctx); close(done) }()
+	go func() { _ = r.Run(ctx); close(done) }()
 	return func() { cancel(); <-done }
 }
 

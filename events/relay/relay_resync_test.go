@@ -12,9 +12,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/relay"
 	"github.com/warmroute/warmroute/events/subscriber"
-	"github.com/warmroute/warmroute/events/eventstest"
+)
+
+const (
+	testModel    = eventstest.Model
+	testStream   = "KVTEST"
+	sinkEndpoint = "10.9.0.1:8000"
 )
 
 const resyncEndpoint = "10.0.0.1:8000"
@@ -28,11 +34,15 @@ type runningRelay struct {
 func runRelay(t *testing.T, nc *nats.Conn, cfg relay.Config) *runningRelay {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	relay, err := relay.New(cfg, nc, reg, nil)
+	m, err := relay.NewMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &runningRelay{reg: reg, stop: runInBackground(t, "relay", relay.Run)}
+	r, err := relay.New(cfg, nc, m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &runningRelay{reg: reg, stop: eventstest.Run(t, "relay", r.Run)}
 }
 
 func relayConfig(e *fakeEngine) relay.Config {
@@ -112,7 +122,7 @@ func mustSeq(t *testing.T, m *nats.Msg) uint64 {
 // resyncs reads relay_resyncs_total for outcome.
 func resyncs(t *testing.T, reg *prometheus.Registry, outcome string) float64 {
 	t.Helper()
-	return counterValue(t, reg, "warmroute_events_relay_resyncs_total", "outcome", outcome)
+	return eventstest.CounterValue(t, reg, "warmroute_events_relay_resyncs_total", "outcome", outcome)
 }
 
 // A starting relay republishes the engine's replay buffer, then continues
@@ -136,7 +146,7 @@ func TestRelayResyncAtStart(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			nc := connect(t)
+			nc := eventstest.Connect(t)
 			tap := tapRelay(t, nc, testModel, resyncEndpoint)
 			e := startFakeEngine(t, tc.keep)
 			e.publish(tc.prefill, false)
@@ -175,7 +185,7 @@ func TestRelayResyncAtStart(t *testing.T) {
 // new engine's buffer from seq 0 after a restart reset, instead of
 // forgetting the batches the relay did not see live.
 func TestRelayResyncAfterEngineRestart(t *testing.T) {
-	nc := connect(t)
+	nc := eventstest.Connect(t)
 	tap := tapRelay(t, nc, testModel, resyncEndpoint)
 	e := startFakeEngine(t, 100)
 	e.publish(6, false)
@@ -201,7 +211,7 @@ func TestRelayResyncAfterEngineRestart(t *testing.T) {
 func TestRelayReconnectChecksEngine(t *testing.T) {
 	for _, restarted := range []bool{false, true} {
 		t.Run(fmt.Sprintf("restarted=%v", restarted), func(t *testing.T) {
-			nc := connect(t)
+			nc := eventstest.Connect(t)
 			tap := tapRelay(t, nc, testModel, resyncEndpoint)
 			e := startFakeEngine(t, 100)
 			runRelay(t, nc, relayConfig(e))
@@ -257,15 +267,15 @@ func TestRouterRegainsBlocksAfterRelayRestart(t *testing.T) {
 			return ""
 		}},
 		{"crash, same relay id", func(t *testing.T, nc *nats.Conn, e *fakeEngine, sink *eventstest.Sink) string {
-			for seq := range uint64(10) { // what a vanished relay had published
-				publish(t, nc, resyncEndpoint, stored("r-old", seq, 900+seq))
+			for seq := range uint64(10) { // what a vanished relay (id r1) had published
+				eventstest.PublishTo(t, nc, resyncEndpoint, seq, false, eventstest.StoredPayload(900+seq, 0, 0, 1))
 			}
 			waitBlocks(t, sink, []uint64{900, 901, 902, 903, 904, 905, 906, 907, 908, 909})
-			return "r-old"
+			return "r1"
 		}},
 		{"crash, new relay id", func(t *testing.T, nc *nats.Conn, e *fakeEngine, sink *eventstest.Sink) string {
 			for seq := range uint64(10) {
-				publish(t, nc, resyncEndpoint, stored("r-old", seq, 900+seq))
+				eventstest.PublishTo(t, nc, resyncEndpoint, seq, false, eventstest.StoredPayload(900+seq, 0, 0, 1))
 			}
 			waitBlocks(t, sink, []uint64{900, 901, 902, 903, 904, 905, 906, 907, 908, 909})
 			return ""
@@ -273,9 +283,9 @@ func TestRouterRegainsBlocksAfterRelayRestart(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			nc := connect(t)
+			nc := eventstest.Connect(t)
 			sink := &eventstest.Sink{}
-			runSubscriber(t, nc, sink, nil)
+			eventstest.StartSubscriber(t, nc, subscriber.Config{}, subscriber.Follow{Models: []string{testModel}}, nil, sink, nil)
 			e := startFakeEngine(t, 100)
 			e.publish(4, false)
 			cfg := relayConfig(e)
@@ -298,7 +308,7 @@ func engineBlocks(n int) []uint64 {
 func waitBlocks(t *testing.T, sink *eventstest.Sink, want []uint64) {
 	t.Helper()
 	src := subscriber.Source{Model: testModel, Endpoint: resyncEndpoint}
-	eventually(t, fmt.Sprintf("router holds %v", want), func() bool {
+	eventstest.Eventually(t, fmt.Sprintf("router holds %v", want), func() bool {
 		got := sink.Blocks(src)
 		return slices.Equal(got, want) || (len(want) == 0 && len(got) == 0)
 	})
@@ -307,14 +317,14 @@ func waitBlocks(t *testing.T, sink *eventstest.Sink, want []uint64) {
 // A malformed replay reply fails the resync cleanly: it is counted, nothing
 // is republished, and the relay follows the live stream as before.
 func TestRelayResyncMalformedReply(t *testing.T) {
-	nc := connect(t)
+	nc := eventstest.Connect(t)
 	tap := tapRelay(t, nc, testModel, resyncEndpoint)
 	e := startFakeEngine(t, 100)
 	e.malformed.Store(true)
 	e.publish(3, false)
 	r := runRelay(t, nc, relayConfig(e))
 	e.waitReplays(1)
-	eventually(t, "failed resync counted", func() bool { return resyncs(t, r.reg, "failed") == 1 })
+	eventstest.Eventually(t, "failed resync counted", func() bool { return resyncs(t, r.reg, "failed") == 1 })
 	got, newest := liveUntilForwarded(t, e, tap)
 	// The first live batch seen starts the stream; a later gap would ask
 	// the (still malformed) replay socket again and end in a reset.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+
 	"github.com/warmroute/warmroute/events/wire"
 )
 

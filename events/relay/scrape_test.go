@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
 	"github.com/warmroute/warmroute/events/wire"
 )
 

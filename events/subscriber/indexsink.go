@@ -3,9 +3,8 @@ package subscriber
 import (
 	"errors"
 
-
-	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/events/wire"
+	"github.com/warmroute/warmroute/index"
 )
 
 // IndexSink applies engine batches to an *index.Index: it is the Sink a

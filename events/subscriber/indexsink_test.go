@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/events/wire"
 	"github.com/warmroute/warmroute/index"
@@ -63,18 +64,18 @@ func indexSinkCases() []sinkCase {
 		{"parent chains", func(s *subscriber.IndexSink) {
 			s.ApplyBatch(src, batchOf(stored16(1, 0, false, 0, 2), stored16(3, 2, true, 32, 1)))
 		}, index.Identity{Model: testModel}, 3, 3, nil},
-		{"unknown parent counted", func(s *subscriber.IndexSink) { s.ApplyBatch(src, batchOf(stored16(3, 77, true, 32, 1))) },
-			index.Identity{Model: testModel}, 0, 0, map[string]float64{"unknown_parent": 1}},
+		{"unknown parent left to the index", func(s *subscriber.IndexSink) { s.ApplyBatch(src, batchOf(stored16(3, 77, true, 32, 1))) },
+			index.Identity{Model: testModel}, 0, 0, map[string]float64{"unknown_parent": 0}},
 		{"removed shortens the run", func(s *subscriber.IndexSink) {
 			s.ApplyBatch(src, batchOf(stored16(1, 0, false, 0, 2), removed))
 		}, index.Identity{Model: testModel}, 1, 1, nil},
-		{"unknown removal counted", func(s *subscriber.IndexSink) { s.ApplyBatch(src, batchOf(unknownRemoved)) },
-			index.Identity{Model: testModel}, 0, 0, map[string]float64{"unknown_removed": 1}},
+		{"unknown removal left to the index", func(s *subscriber.IndexSink) { s.ApplyBatch(src, batchOf(unknownRemoved)) },
+			index.Identity{Model: testModel}, 0, 0, map[string]float64{"unknown_removed": 0}},
 		{"all blocks cleared", func(s *subscriber.IndexSink) {
 			s.ApplyBatch(src, batchOf(stored16(1, 0, false, 0, 2), cleared))
 		}, index.Identity{Model: testModel}, 0, 0, nil},
-		{"wrong block size dropped", func(s *subscriber.IndexSink) { s.ApplyBatch(src, batchOf(badSize)) },
-			index.Identity{Model: testModel}, 0, 0, map[string]float64{"block_size": 1}},
+		{"wrong block size left to the index", func(s *subscriber.IndexSink) { s.ApplyBatch(src, batchOf(badSize)) },
+			index.Identity{Model: testModel}, 0, 0, map[string]float64{"block_size": 0}},
 		{"rank out of range dropped", func(s *subscriber.IndexSink) {
 			s.ApplyBatch(subscriber.Source{Model: testModel, Endpoint: sinkEndpoint, DPRank: 300},
 				batchOf(stored16(1, 0, false, 0, 2)))
@@ -100,14 +101,68 @@ func TestIndexSink(t *testing.T) {
 				t.Fatal(err)
 			}
 			reg := prometheus.NewRegistry()
-			tc.apply(subscriber.NewIndexSink(ix, reg))
+			sm, err := subscriber.NewMetrics(reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.apply(subscriber.NewIndexSink(ix, sm))
 			m := lookup(t, ix, tc.id, 3)
 			if m.Blocks() != tc.wantBlocks || m.Weighted < tc.wantWeight-1e-9 || m.Weighted > tc.wantWeight+1e-9 {
 				t.Fatalf("match = %+v, want %d blocks weighing %v", m, tc.wantBlocks, tc.wantWeight)
 			}
 			for reason, want := range tc.wantDropped {
-				if got := counterValue(t, reg, "warmroute_events_sink_dropped_total", "reason", reason); got != want {
+				if got := eventstest.CounterValue(t, reg, "warmroute_events_sink_dropped_total", "reason", reason); got != want {
 					t.Errorf("dropped{reason=%s} = %v, want %v", reason, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestIndexSinkLeavesIndexCountsToTheIndex: what the index counts itself
+// (an unknown parent, an unknown removal, a block size mismatch) is counted
+// there once, not again by the sink.
+func TestIndexSinkLeavesIndexCountsToTheIndex(t *testing.T) {
+	src := subscriber.Source{Model: testModel, Endpoint: sinkEndpoint}
+	bad := stored16(1, 0, false, 0, 1)
+	bad.BlockSize = 32
+	tests := []struct {
+		name  string
+		ev    wire.Event
+		count func(index.Stats) int64
+	}{
+		{"unknown parent", stored16(3, 77, true, 32, 1), func(st index.Stats) int64 { return st.UnknownParent }},
+		{"unknown removal", wire.Event{Kind: wire.KindBlockRemoved, BlockHashes: []uint64{99}},
+			func(st index.Stats) int64 { return st.UnknownRemoved }},
+		{"block size", bad, func(st index.Stats) int64 { return st.BlockSizeMismatch }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ix, err := index.New(index.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := prometheus.NewRegistry()
+			m, err := subscriber.NewMetrics(reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			subscriber.NewIndexSink(ix, m).ApplyBatch(src, batchOf(tt.ev))
+			if got := tt.count(ix.Stats()); got != 1 {
+				t.Fatalf("index counted %d, want 1", got)
+			}
+			mfs, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mf := range mfs {
+				if mf.GetName() != "warmroute_events_sink_dropped_total" {
+					continue
+				}
+				for _, m := range mf.GetMetric() {
+					if m.GetCounter().GetValue() != 0 {
+						t.Fatalf("sink re-counted it: %v", m)
+					}
 				}
 			}
 		})
@@ -127,28 +182,6 @@ func lookup(t testing.TB, ix *index.Index, id index.Identity, blocks int) index.
 		t.Fatal(err)
 	}
 	return ix.Lookup(keys, []string{sinkEndpoint}, nil)[0]
-}
-
-// counterValue reads one labelled counter from reg; 0 when absent.
-func counterValue(t testing.TB, reg *prometheus.Registry, name, label, value string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == label && lp.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
 }
 
 func BenchmarkIndexSinkApply(b *testing.B) {

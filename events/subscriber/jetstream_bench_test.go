@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/index"
 )
@@ -21,7 +22,7 @@ import (
 func BenchmarkJetStreamReplay(b *testing.B) {
 	for _, blocks := range []int{10_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("blocks=%d", blocks), func(b *testing.B) {
-			nc := jetStreamConn(b)
+			nc := eventstest.JetStreamConn(b)
 			fillStream(b, nc, blocks, 16)
 			b.ResetTimer()
 			for b.Loop() {
@@ -44,7 +45,7 @@ func fillStream(b *testing.B, nc *nats.Conn, blocks, perBatch int) {
 	for i := range msgs {
 		ep := fmt.Sprintf("10.8.0.%d:8000", i%8+1)
 		seq := uint64(i / 8)
-		publishTo(b, nc, ep, seq, false, storedPayload(uint64(i*perBatch+1), 0, i*perBatch*16, perBatch))
+		eventstest.PublishTo(b, nc, ep, seq, false, eventstest.StoredPayload(uint64(i*perBatch+1), 0, i*perBatch*16, perBatch))
 	}
 	js, _ := jetstream.New(nc)
 	deadline := time.Now().Add(2 * time.Minute)
@@ -65,18 +66,18 @@ func replayOnce(b *testing.B, nc *nats.Conn, wantBlocks int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := subscriber.New(subscriber.Config{Models: []string{testModel}, ReplayStream: testStream,
-		ReplayTimeout: 5 * time.Minute}, nc, subscriber.NewIndexSink(ix, nil), nil, nil, nil)
+	cfg := subscriber.Config{}
+	cfg.JetStream = bus.JetStreamConfig{Enabled: true, Stream: testStream}
+	s, err := subscriber.New(cfg, subscriber.Follow{Models: []string{testModel}, ReplayTimeout: 5 * time.Minute}, nc, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
+	if err := s.Start(context.Background(), subscriber.NewIndexSink(ix, nil), nil); err != nil {
+		b.Fatal(err)
+	}
 	<-s.Ready()
 	b.StopTimer()
-	cancel()
-	<-done
+	s.Close()
 	if got := ix.Stats().StoredBlocks; got != int64(wantBlocks) {
 		b.Fatalf("replayed %d blocks, want %d", got, wantBlocks)
 	}

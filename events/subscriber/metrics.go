@@ -98,7 +98,6 @@ func newReplayMetrics(b *builder) replayMetrics {
 	}
 }
 
-
 const (
 	metricsNamespace = "warmroute"
 	metricsSubsystem = "events"

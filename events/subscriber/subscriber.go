@@ -38,6 +38,7 @@ type Follow struct {
 // too; the zero value is not usable.
 type Subscriber struct {
 	cfg     Config
+	follow  Follow
 	nc      *nats.Conn
 	sink    Sink
 	members Membership

@@ -8,21 +8,14 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/warmroute/warmroute/api"
-	"github.com/warmroute/warmroute/events/bus"
-	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/events/eventstest"
+	"github.com/warmroute/warmroute/events/subscriber"
 )
 
-const testModel = "org/m.v1"
-
-func connect(t *testing.T) *nats.Conn {
-	t.Helper()
-	return connectEmbedded(t, bus.EmbeddedOptions{Host: "127.0.0.1"})
-}
+const testModel = eventstest.Model
 
 // stored encodes a vLLM batch storing (or removing) the given hashes.
 func batchPayload(kind string, hashes ...uint64) []byte {
@@ -67,19 +60,8 @@ func stored(relay string, seq uint64, hashes ...uint64) msgOp {
 
 func runSubscriber(t *testing.T, nc *nats.Conn, sink subscriber.Sink, members subscriber.Membership) *subscriber.Subscriber {
 	t.Helper()
-	s, err := subscriber.New(subscriber.Config{Models: []string{testModel}}, nc, sink, members,
-		prometheus.NewRegistry(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runInBackground(t, "subscriber", s.Run)
-	// Run subscribes asynchronously; a heartbeat round trip shows it is live.
-	eventually(t, "subscriber ready", func() bool {
-		beat(t, nc, "127.0.0.9:1", false, time.Hour)
-		_, ok := s.Freshness(subscriber.Source{Model: testModel, Endpoint: "127.0.0.9:1"})
-		return ok
-	})
-	return s
+	return eventstest.StartSubscriber(t, nc, subscriber.Config{}, subscriber.Follow{Models: []string{testModel}}, nil,
+		sink, members)
 }
 
 func beat(t *testing.T, nc *nats.Conn, endpoint string, leaving bool, interval time.Duration) {
@@ -92,19 +74,8 @@ func beat(t *testing.T, nc *nats.Conn, endpoint string, leaving bool, interval t
 	}
 }
 
-func eventually(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within 10s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestSubscriberSequencing(t *testing.T) {
-	nc := connect(t)
+	nc := eventstest.Connect(t)
 	tests := []struct {
 		name       string
 		ops        []msgOp
@@ -133,14 +104,14 @@ func TestSubscriberSequencing(t *testing.T) {
 			for _, op := range tc.ops {
 				publish(t, nc, endpoint, op)
 			}
-			eventually(t, "batches applied", func() bool {
+			eventstest.Eventually(t, "batches applied", func() bool {
 				b, c := sink.Counts()
 				return b == tc.wantCalls[0] && c == tc.wantCalls[1]
 			})
 			if got := sink.Blocks(src); !slices.Equal(got, tc.wantBlocks) {
 				t.Fatalf("blocks = %v, want %v", got, tc.wantBlocks)
 			}
-			if f, _ := s.Freshness(src); f.Gaps != tc.wantGaps || f.LastEvent.IsZero() {
+			if f, _ := s.SourceFreshness(src); f.Gaps != tc.wantGaps || f.LastEvent.IsZero() {
 				t.Fatalf("freshness = %+v, want %d gaps", f, tc.wantGaps)
 			}
 		})
@@ -148,7 +119,7 @@ func TestSubscriberSequencing(t *testing.T) {
 }
 
 func TestSubscriberMembership(t *testing.T) {
-	nc := connect(t)
+	nc := eventstest.Connect(t)
 	sink, members := &eventstest.Sink{}, &eventstest.Membership{}
 	s := runSubscriber(t, nc, sink, members)
 	leaver := subscriber.Source{Model: testModel, Endpoint: "10.1.0.1:8000"}
@@ -156,20 +127,20 @@ func TestSubscriberMembership(t *testing.T) {
 	t.Run("heartbeat brings a source up", func(t *testing.T) {
 		beat(t, nc, leaver.Endpoint, false, time.Hour)
 		beat(t, nc, silent.Endpoint, false, 50*time.Millisecond)
-		eventually(t, "sources up", func() bool { return members.Up(leaver) && members.Up(silent) })
+		eventstest.Eventually(t, "sources up", func() bool { return members.Up(leaver) && members.Up(silent) })
 	})
 	t.Run("leaving heartbeat clears and removes", func(t *testing.T) {
 		publish(t, nc, leaver.Endpoint, stored("r", 1, 7))
-		eventually(t, "block stored", func() bool { return len(sink.Blocks(leaver)) == 1 })
+		eventstest.Eventually(t, "block stored", func() bool { return len(sink.Blocks(leaver)) == 1 })
 		beat(t, nc, leaver.Endpoint, true, time.Hour)
-		eventually(t, "source down", func() bool { return !members.Up(leaver) })
+		eventstest.Eventually(t, "source down", func() bool { return !members.Up(leaver) })
 		if len(sink.Blocks(leaver)) != 0 {
 			t.Fatal("leaving source kept its blocks")
 		}
 	})
 	t.Run("silent source expires", func(t *testing.T) {
-		eventually(t, "expired", func() bool { return !members.Up(silent) })
-		if _, ok := s.Freshness(silent); ok {
+		eventstest.Eventually(t, "expired", func() bool { return !members.Up(silent) })
+		if _, ok := s.SourceFreshness(silent); ok {
 			t.Fatal("expired source still has freshness")
 		}
 		if !slices.Contains(members.Events(), "down "+silent.Endpoint+" expired") {

@@ -1,0 +1,21 @@
+package predictions_test
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/warmroute/warmroute/events/predictions"
+)
+
+// TestNewMetricsTwiceOnOneRegistry: a second share's metrics on the same
+// registry are refused with an error rather than dropped silently.
+func TestNewMetricsTwiceOnOneRegistry(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if _, err := predictions.NewMetrics(reg); err != nil {
+		t.Fatalf("first NewMetrics: %v", err)
+	}
+	if _, err := predictions.NewMetrics(reg); err == nil {
+		t.Fatal("second NewMetrics on one registry returned no error")
+	}
+}
