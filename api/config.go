@@ -51,7 +51,8 @@ type ServeConfig struct {
 	Index IndexConfig `json:"index,omitempty"`
 	// Scoring weighs the scorers for every pool; a pool may override fields.
 	Scoring ScoringConfig `json:"scoring,omitempty"`
-	// Events configures KV event ingestion over NATS (see EventsConfig).
+	// Events configures KV event ingestion over NATS (see EventsConfig;
+	// serve validates it as a subscriber.Config).
 	Events EventsConfig `json:"events,omitempty"`
 	// TTL controls the lifetime of speculative index entries (see TTLConfig).
 	// Its grace follows index.grace, the one place it is configured.
@@ -139,9 +140,6 @@ func (c ServeConfig) Validate() error {
 		errs = append(errs, errors.New("tls: certFile and keyFile must be given together"))
 	}
 	errs = append(errs, validatePools(c.Pools, c.DefaultPool)...)
-	if err := c.Events.Validate(); err != nil {
-		errs = append(errs, err)
-	}
 	errs = append(errs, validateRouting(c)...)
 	if c.TTL.Grace != 0 {
 		errs = append(errs, errors.New("ttl.grace is taken from index.grace; set that instead"))

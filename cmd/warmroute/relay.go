@@ -14,7 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/warmroute/warmroute/events"
+	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/events/relay"
 )
 
 func init() {
@@ -24,11 +25,11 @@ func init() {
 	})
 }
 
-func relayFlags(stderr io.Writer) (*flag.FlagSet, *events.RelayConfig, *events.ConnectOptions, *string) {
+func relayFlags(stderr io.Writer) (*flag.FlagSet, *relay.Config, *bus.ConnectOptions, *string) {
 	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var c events.RelayConfig
-	var n events.ConnectOptions
+	var c relay.Config
+	var n bus.ConnectOptions
 	fs.StringVar(&c.EventsEndpoint, "zmq", "tcp://127.0.0.1:5557", "engine's ZMQ PUB endpoint")
 	fs.BoolVar(&c.ListenEvents, "zmq-listen", false, "bind the ZMQ endpoint (when the engine connects)")
 	fs.StringVar(&c.ReplayEndpoint, "replay", "", "engine's ZMQ replay ROUTER endpoint (empty: gaps reset)")
@@ -38,8 +39,8 @@ func relayFlags(stderr io.Writer) (*flag.FlagSet, *events.RelayConfig, *events.C
 	fs.IntVar(&c.DPRank, "dp-rank", 0, "engine data-parallel rank of this stream")
 	fs.IntVar(&c.BlockSize, "block-size", 0, "engine KV block size, reported in heartbeats")
 	fs.StringVar(&c.MetricsURL, "engine-metrics", "", "engine /metrics URL to scrape load gauges from")
-	fs.DurationVar(&c.HeartbeatInterval, "heartbeat", events.DefaultHeartbeatInterval, "heartbeat interval")
-	fs.IntVar(&c.BufferSize, "buffer", events.DefaultRelayBuffer, "messages buffered while NATS is away")
+	fs.DurationVar(&c.HeartbeatInterval, "heartbeat", relay.DefaultHeartbeatInterval, "heartbeat interval")
+	fs.IntVar(&c.BufferSize, "buffer", relay.DefaultBuffer, "messages buffered while NATS is away")
 	fs.StringVar(&n.URL, "nats", "nats://127.0.0.1:4222", "NATS URL(s), comma-separated")
 	fs.StringVar(&n.CredsFile, "nats-creds", "", "NATS credentials file")
 	fs.StringVar(&n.NKeySeedFile, "nats-nkey", "", "NATS NKey seed file")
@@ -47,7 +48,7 @@ func relayFlags(stderr io.Writer) (*flag.FlagSet, *events.RelayConfig, *events.C
 	fs.StringVar(&n.CertFile, "nats-cert", "", "NATS TLS client certificate")
 	fs.StringVar(&n.KeyFile, "nats-key", "", "NATS TLS client key")
 	fs.StringVar(&c.Stream.Name, "jetstream-stream", "", "JetStream stream to create so routers can replay events (empty: none)")
-	fs.DurationVar(&c.Stream.MaxAge, "jetstream-max-age", events.DefaultStreamMaxAge, "how long the stream retains events")
+	fs.DurationVar(&c.Stream.MaxAge, "jetstream-max-age", bus.DefaultMaxAge, "how long the stream retains events")
 	admin := fs.String("admin", ":9091", "admin HTTP address for /metrics (empty: off)")
 	return fs, &c, &n, admin
 }
@@ -65,7 +66,11 @@ func runRelay(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer nc.Close()
 	reg := prometheus.NewRegistry()
-	relay, err := events.NewRelay(*cfg, nc, reg, log)
+	m, err := relay.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
+	rl, err := relay.New(*cfg, nc, m, log)
 	if err != nil {
 		return err
 	}
@@ -77,7 +82,7 @@ func runRelay(ctx context.Context, args []string, stderr io.Writer) error {
 		defer stop()
 	}
 	log.Info("relay started", "zmq", cfg.EventsEndpoint, "model", cfg.Model, "endpoint", cfg.Endpoint)
-	return relay.Run(ctx)
+	return rl.Run(ctx)
 }
 
 // serveMetrics serves /metrics on addr until the returned stop is called.

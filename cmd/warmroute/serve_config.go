@@ -95,6 +95,13 @@ func parseServeConfig(args []string, stderr io.Writer) (api.ServeConfig, string,
 	if err := cfg.Validate(); err != nil {
 		return api.ServeConfig{}, "", fmt.Errorf("invalid configuration: %w", err)
 	}
+	ec, err := eventsConfig(cfg.Events)
+	if err == nil {
+		err = ec.Validate()
+	}
+	if err != nil {
+		return api.ServeConfig{}, "", fmt.Errorf("invalid configuration: %w", err)
+	}
 	return cfg.WithDefaults(), f.logLevel, nil
 }
 

@@ -1,286 +1,14 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
-	"io"
-	"log/slog"
-	"net"
-	"slices"
-	"strconv"
-	"sync"
+	"reflect"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/warmroute/warmroute/api"
-	"github.com/warmroute/warmroute/events"
-	"github.com/warmroute/warmroute/index"
-	"github.com/warmroute/warmroute/scorer"
 )
-
-const (
-	evModel    = "org/model-a"
-	evStatic   = "10.20.0.1:8000"
-	evDynamic  = "10.20.0.2:8000"
-	evInterval = 100 * time.Millisecond
-)
-
-// evRouter is what startEvents feeds in a test.
-type evRouter struct {
-	rt    *eventsRuntime
-	ix    *index.Index
-	pools *scorer.Pools
-}
-
-func startTestEvents(t *testing.T, ec api.EventsConfig) *evRouter {
-	t.Helper()
-	cfg := api.ServeConfig{Pools: []api.PoolConfig{{Name: evModel, Endpoints: []string{evStatic}}}, Events: ec}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	ix, err := index.New(index.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pools := scorer.NewPools(cfg.Pools, "")
-	rt, err := startEvents(context.Background(), cfg, ix, pools, prometheus.NewRegistry(),
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rt.Close)
-	select {
-	case <-rt.Ready():
-	case <-time.After(30 * time.Second):
-		t.Fatal("events runtime not ready within 30s")
-	}
-	return &evRouter{rt: rt, ix: ix, pools: pools}
-}
-
-func (r *evRouter) endpoints(t *testing.T) []string {
-	t.Helper()
-	_, eps, err := r.pools.Lookup(evModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return eps
-}
-
-// blocks is how many leading blocks of the test prompt evDynamic holds.
-func (r *evRouter) blocks(t *testing.T) int {
-	t.Helper()
-	toks := make([]uint32, 16*4)
-	for i := range toks {
-		toks[i] = uint32(i)
-	}
-	keys, err := index.AppendKeys(nil, index.Identity{Model: evModel}, 16, toks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r.ix.Lookup(keys, []string{evDynamic}, nil)[0].Blocks()
-}
-
-// fakeRelay publishes what a relay for evDynamic would, without an engine:
-// heartbeats every evInterval while beating, and batches on demand.
-type fakeRelay struct {
-	nc   *nats.Conn
-	seq  uint64
-	stop chan struct{}
-	wg   sync.WaitGroup
-}
-
-func newFakeRelay(t *testing.T, url string) *fakeRelay {
-	t.Helper()
-	nc, err := events.ConnectOptions{URL: url, Name: "fake-relay"}.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fakeRelay{nc: nc, stop: make(chan struct{})}
-	t.Cleanup(func() { f.quiet(); nc.Close() })
-	return f
-}
-
-func (f *fakeRelay) beat() {
-	subj, _ := api.HeartbeatSubject(evModel, evDynamic)
-	body, _ := json.Marshal(api.Heartbeat{Endpoint: evDynamic, Model: evModel, Relay: "fake",
-		EngineConnected: true, Interval: api.Duration(evInterval), SentAt: time.Now()})
-	_ = f.nc.Publish(subj, body) // fails while NATS is down; the next beat retries
-}
-
-// beating starts the heartbeat loop.
-func (f *fakeRelay) beating() {
-	f.wg.Go(func() {
-		t := time.NewTicker(evInterval)
-		defer t.Stop()
-		for {
-			f.beat()
-			select {
-			case <-f.stop:
-				return
-			case <-t.C:
-			}
-		}
-	})
-}
-
-// quiet stops the heartbeats and waits for the loop; idempotent.
-func (f *fakeRelay) quiet() {
-	select {
-	case <-f.stop:
-	default:
-		close(f.stop)
-	}
-	f.wg.Wait()
-}
-
-// store publishes the next batch: blocks 16-token blocks of 0, 1, 2, ...
-func (f *fakeRelay) store(t *testing.T, blocks int) {
-	t.Helper()
-	hashes := make([]uint64, blocks)
-	toks := make([]int, 16*blocks)
-	for i := range hashes {
-		hashes[i] = uint64(100 + i)
-	}
-	for i := range toks {
-		toks[i] = i
-	}
-	payload, err := msgpack.Marshal([]any{float64(time.Now().UnixMicro()) / 1e6, []any{map[string]any{
-		"type": "BlockStored", "block_hashes": hashes, "parent_block_hash": nil, "token_ids": toks,
-		"block_size": 16}}, 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	subj, _ := api.EventSubject(evModel, evDynamic)
-	h := nats.Header{api.EventKindHeader: {api.EventKindBatch}, api.EventSeqHeader: {strconv.FormatUint(f.seq, 10)},
-		api.EventDPRankHeader: {"0"}, api.EventRelayHeader: {"fake"}, api.EventEndpointHeader: {evDynamic}}
-	if err := f.nc.PublishMsg(&nats.Msg{Subject: subj, Header: h, Data: payload}); err != nil {
-		t.Fatal(err)
-	}
-	f.seq++
-}
-
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within 15s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func TestStartEventsEmbedded(t *testing.T) {
-	r := startTestEvents(t, api.EventsConfig{Listen: "127.0.0.1:0"})
-	relay := newFakeRelay(t, r.rt.URL())
-	t.Run("heartbeat adds the endpoint", func(t *testing.T) {
-		relay.beating()
-		waitFor(t, "endpoint discovered", func() bool { return slices.Contains(r.endpoints(t), evDynamic) })
-	})
-	t.Run("batches reach the index", func(t *testing.T) {
-		relay.store(t, 3)
-		waitFor(t, "blocks indexed", func() bool { return r.blocks(t) == 3 })
-		if f, ok := r.rt.Freshness(evDynamic); !ok || !f.HasSeq || f.LastEvent.IsZero() {
-			t.Fatalf("Freshness = %+v, %v", f, ok)
-		}
-	})
-	t.Run("expiry removes and clears it, keeping static endpoints", func(t *testing.T) {
-		relay.quiet()
-		waitFor(t, "endpoint expired", func() bool { return !slices.Contains(r.endpoints(t), evDynamic) })
-		if got := r.blocks(t); got != 0 {
-			t.Errorf("expired endpoint still holds %d blocks", got)
-		}
-		if !slices.Equal(r.endpoints(t), []string{evStatic}) {
-			t.Errorf("endpoints = %v, want only the static one", r.endpoints(t))
-		}
-		if _, ok := r.rt.Freshness(evDynamic); ok {
-			t.Error("expired endpoint still has freshness")
-		}
-	})
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func TestStartEventsSurvivesNATSOutage(t *testing.T) {
-	port := freePort(t)
-	ns, err := events.StartEmbedded("127.0.0.1", port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := ns.ClientURL()
-	r := startTestEvents(t, api.EventsConfig{URL: url})
-	relay := newFakeRelay(t, url)
-	relay.beating()
-	relay.store(t, 2)
-	waitFor(t, "endpoint learnt", func() bool { return slices.Contains(r.endpoints(t), evDynamic) && r.blocks(t) == 2 })
-
-	ns.Close()
-	waitFor(t, "endpoint cleared during outage", func() bool {
-		return !slices.Contains(r.endpoints(t), evDynamic) && r.blocks(t) == 0
-	})
-
-	ns, err = events.StartEmbedded("127.0.0.1", port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ns.Close()
-	waitFor(t, "endpoint re-learnt", func() bool { return slices.Contains(r.endpoints(t), evDynamic) })
-	waitFor(t, "relay reconnected", relay.nc.IsConnected)
-	relay.store(t, 3)
-	waitFor(t, "blocks re-learnt", func() bool { return r.blocks(t) == 3 })
-}
-
-func TestStartEventsJetStreamRestart(t *testing.T) {
-	ec := api.EventsConfig{Listen: "127.0.0.1:" + strconv.Itoa(freePort(t)),
-		JetStream: api.JetStreamConfig{Enabled: true, StoreDir: t.TempDir()}}
-	first := startTestEvents(t, ec)
-	relay := newFakeRelay(t, first.rt.URL())
-	relay.store(t, 4)
-	waitFor(t, "first router indexed", func() bool { return first.blocks(t) == 4 })
-	relay.nc.Close()
-	first.rt.Close()
-
-	// A new router on the same store replays the stream before it is ready.
-	second := startTestEvents(t, ec)
-	if got := second.blocks(t); got != 4 {
-		t.Fatalf("restarted router holds %d blocks at ready, want 4", got)
-	}
-}
-
-func TestStartEventsDisabled(t *testing.T) {
-	r := startTestEvents(t, api.EventsConfig{Disabled: true})
-	if r.rt.URL() != "" {
-		t.Errorf("URL = %q, want none", r.rt.URL())
-	}
-	if _, ok := r.rt.Freshness(evDynamic); ok {
-		t.Error("disabled runtime reports freshness")
-	}
-	r.rt.Close()
-	r.rt.Close() // idempotent
-}
-
-func TestStartEventsBadListen(t *testing.T) {
-	ix, _ := index.New(index.Options{})
-	_, err := startEvents(context.Background(), api.ServeConfig{Events: api.EventsConfig{Listen: "127.0.0.1:notaport"}},
-		ix, scorer.NewPools(nil, ""), nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err == nil {
-		t.Fatal("startEvents with a bad listen port succeeded")
-	}
-}
 
 func TestEventsFlags(t *testing.T) {
 	tests := []struct {
@@ -316,5 +44,49 @@ func TestEventsFlags(t *testing.T) {
 				t.Fatalf("config = %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestEventsConfigKeepsEveryField: every leaf of the file's events section,
+// set to a non-zero value, survives the conversion into subscriber.Config
+// under the same JSON name, so the schema and its owner cannot drift apart.
+func TestEventsConfigKeepsEveryField(t *testing.T) {
+	var in api.EventsConfig
+	fillLeaves(t, reflect.ValueOf(&in).Elem())
+	out, err := eventsConfig(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(in)
+	got, _ := json.Marshal(out)
+	var w, g map[string]any
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(w, g) {
+		t.Fatalf("converted events section\n%s\nwant\n%s", got, want)
+	}
+}
+
+// fillLeaves sets every bool, int, string and duration under v to a
+// non-zero value.
+func fillLeaves(t *testing.T, v reflect.Value) {
+	t.Helper()
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			fillLeaves(t, v.Field(i))
+		}
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(int64(time.Second) + 7)
+	case reflect.String:
+		v.SetString("x")
+	default:
+		t.Fatalf("unexpected field kind %s", v.Kind())
 	}
 }

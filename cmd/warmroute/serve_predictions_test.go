@@ -11,6 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/events/predictions"
+	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/index"
 )
 
@@ -46,55 +49,77 @@ func TestPredictionFlags(t *testing.T) {
 	}
 }
 
-// shareRouter is one replica's events runtime, index and prediction share.
-type shareRouter struct {
-	ev   *evRouter
-	link *predictionLink
-	pr   *predictionsRuntime
-}
-
-func startShare(t *testing.T, ec api.EventsConfig) *shareRouter {
+// startShare builds one replica's share as serve does (newShare) on its
+// own connection to url, and starts it on a fresh index.
+func startShare(t *testing.T, url string, pc api.PredictionsConfig) (*predictions.Share, *index.Index) {
 	t.Helper()
-	r := &shareRouter{ev: startTestEvents(t, ec), link: &predictionLink{}}
-	cfg := api.ServeConfig{Events: ec}.WithDefaults()
-	pr, err := startPredictions(context.Background(), cfg, r.ev.rt, r.ev.ix, r.link, prometheus.NewRegistry(),
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c, err := bus.Open(bus.Config{URL: url}, "test-replica", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(pr.Close) // runs before the events runtime's Close, registered earlier
-	r.pr = pr
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	pr.waitReady(ctx)
-	return r
+	t.Cleanup(c.Close)
+	cfg := api.ServeConfig{Events: api.EventsConfig{URL: url, Predictions: pc}}
+	ec, err := eventsConfig(cfg.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	share, err := newShare(cfg, ec, c.Conn(), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil || share == nil {
+		t.Fatalf("newShare = %v, %v", share, err)
+	}
+	ix, err := index.New(index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := share.Start(context.Background(), ix); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(share.Close) // runs before the connection's Close, registered earlier
+	select {
+	case <-share.Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatal("share not ready within 30s")
+	}
+	return share, ix
 }
 
-func TestStartPredictionsShares(t *testing.T) {
-	ec := api.EventsConfig{Listen: "127.0.0.1:0", Predictions: api.PredictionsConfig{Share: true}}
-	a := startShare(t, ec)
-	b := startShare(t, api.EventsConfig{URL: a.ev.rt.URL(), Predictions: api.PredictionsConfig{Share: true}})
+func TestNewShareShares(t *testing.T) {
+	ns, err := bus.StartEmbedded("127.0.0.1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Close)
+	on := api.PredictionsConfig{Share: true}
+	a, _ := startShare(t, ns.ClientURL(), on)
+	_, ixB := startShare(t, ns.ClientURL(), on)
 	keys := []index.Key{11, 12, 13}
 	now := time.Now()
-	a.link.Predicted(index.Prediction{Endpoint: evStatic, Model: evModel, Keys: keys, Decision: 1,
+	a.Predicted(index.Prediction{Endpoint: "10.20.0.1:8000", Model: "org/model-a", Keys: keys, Decision: 1,
 		DecidedAt: now, ExpiresAt: now.Add(time.Minute)})
-	waitFor(t, "B applies A's prediction", func() bool {
-		return b.ev.ix.Lookup(keys, []string{evStatic}, nil)[0].Speculative == 3
-	})
-	if st := b.ev.ix.Stats(); st.RemoteSpeculated != 3 || st.Speculated != 0 {
+	deadline := time.Now().Add(15 * time.Second)
+	for ixB.Lookup(keys, []string{"10.20.0.1:8000"}, nil)[0].Speculative != 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("B did not apply A's prediction within 15s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st := ixB.Stats(); st.RemoteSpeculated != 3 || st.Speculated != 0 {
 		t.Fatalf("B's stats %+v, want 3 remote predictions and no local one", st)
 	}
 }
 
-func TestStartPredictionsOff(t *testing.T) {
-	r := startShare(t, api.EventsConfig{Listen: "127.0.0.1:0"})
-	if r.link.p.Load() != nil {
-		t.Fatal("share linked although events.predictions.share is off")
+func TestNewShareOff(t *testing.T) {
+	share, err := newShare(api.ServeConfig{}, subscriberConfigOf(t, api.EventsConfig{}), nil, prometheus.NewRegistry(), nil)
+	if err != nil || share != nil {
+		t.Fatalf("newShare with sharing off = %v, %v; want nil, nil", share, err)
 	}
-	r.link.Predicted(index.Prediction{Endpoint: evStatic, Keys: []index.Key{1}}) // a no-op, not a panic
-	select {
-	case <-r.pr.ready:
-	default:
-		t.Fatal("runtime without sharing is not ready")
+}
+
+func subscriberConfigOf(t *testing.T, c api.EventsConfig) subscriber.Config {
+	t.Helper()
+	ec, err := eventsConfig(c)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return ec
 }

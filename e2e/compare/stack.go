@@ -124,7 +124,8 @@ func routerConfig(e env, plan routerPlan, sims []string, grpcPort, adminPort int
 		pool.Tokenizer = api.TokenizerConfig{Dir: e.Tokenizer}
 	}
 	return api.ServeConfig{GRPCAddr: harness.Addr(grpcPort), AdminAddr: harness.Addr(adminPort),
-		Pools: []api.PoolConfig{pool}, TTL: plan.TTL, Index: api.IndexConfig{Grace: api.Duration(indexGrace)}}
+		Pools: []api.PoolConfig{pool}, TTL: plan.TTL, Index: api.IndexConfig{Grace: api.Duration(indexGrace)},
+		Events: api.EventsConfig{HeartbeatMisses: harness.RouterHeartbeatMisses}}
 }
 
 // stopRelays stops every relay now; close then has none left to stop.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/envoy"
+	"github.com/warmroute/warmroute/events/bus"
 )
 
 // PrefixOptions configures a prefix-routing stack: event-publishing
@@ -156,6 +157,7 @@ func (ps *PrefixStack) routerConfig(ports []int) api.ServeConfig {
 		cfg.Events.URL = ps.NATS.URL()
 	}
 	cfg.Events.JetStream.Enabled = o.JetStream
+	cfg.Events.HeartbeatMisses = RouterHeartbeatMisses
 	if o.Configure != nil {
 		o.Configure(&cfg)
 	}
@@ -187,7 +189,7 @@ func (ps *PrefixStack) startRelays(ctx context.Context) error {
 	for i, s := range ps.EventSims {
 		ro := RelayOptions{Model: ps.Model, NATS: ps.NATSURL(), Args: ps.opts.RelayArgs}
 		if ps.opts.JetStream {
-			ro.Stream = api.DefaultEventsStream
+			ro.Stream = bus.DefaultStream
 		}
 		r, err := StartRelay(ctx, ps.opts.Binary, ps.opts.Dir, ports[i], s, ro)
 		if err != nil {

@@ -22,6 +22,13 @@ type RelayOptions struct {
 	Args   []string // further flags
 }
 
+// RouterHeartbeatMisses is the events.heartbeatMisses the harness gives
+// its routers unless a test sets another: with the relays' 250ms heartbeats
+// it makes the silence limit (expiry, and the freshness guard's stale and
+// silent rules) 5s, long enough for the injected event delays, as in a
+// deployment with the relay's default 2s heartbeats and 3 misses (6s).
+const RouterHeartbeatMisses = 20
+
 // Relay is a running relay, made by StartRelay. Restart replaces the
 // embedded Process and must not run concurrently with other uses.
 type Relay struct {

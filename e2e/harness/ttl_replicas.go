@@ -11,6 +11,7 @@ import (
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/envoy"
+	"github.com/warmroute/warmroute/events/bus"
 )
 
 // ReplicaOptions configures a replica stack: a NATS process, event
@@ -116,6 +117,7 @@ func (rs *ReplicaStack) startRouters(ctx context.Context) error {
 		cfg.Index.BlockSize = DefaultBlockSize
 		cfg.Events.URL = rs.NATS.URL()
 		cfg.Events.JetStream.Enabled = o.JetStream
+		cfg.Events.HeartbeatMisses = RouterHeartbeatMisses
 		if o.Configure != nil {
 			o.Configure(&cfg)
 		}
@@ -142,7 +144,7 @@ func (rs *ReplicaStack) startRelays(ctx context.Context) error {
 	for i, s := range rs.EventSims {
 		ro := RelayOptions{Model: rs.Model, NATS: rs.NATS.URL()}
 		if rs.opts.JetStream {
-			ro.Stream = api.DefaultEventsStream
+			ro.Stream = bus.DefaultStream
 		}
 		r, err := StartRelay(ctx, rs.opts.Binary, rs.opts.Dir, ports[i], s, ro)
 		if err != nil {
