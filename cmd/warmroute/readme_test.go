@@ -31,7 +31,7 @@ func TestReadmeConfigExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("README example: %v", err)
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := validateServeConfig(cfg); err != nil {
 		t.Fatalf("README example does not validate: %v", err)
 	}
 }

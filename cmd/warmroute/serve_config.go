@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -92,14 +93,7 @@ func parseServeConfig(args []string, stderr io.Writer) (api.ServeConfig, string,
 	if err := applyTokenizerFlags(&cfg, &f.pipeline); err != nil {
 		return api.ServeConfig{}, "", err
 	}
-	if err := cfg.Validate(); err != nil {
-		return api.ServeConfig{}, "", fmt.Errorf("invalid configuration: %w", err)
-	}
-	ec, err := eventsConfig(cfg.Events)
-	if err == nil {
-		err = ec.Validate()
-	}
-	if err != nil {
+	if err := validateServeConfig(cfg); err != nil {
 		return api.ServeConfig{}, "", fmt.Errorf("invalid configuration: %w", err)
 	}
 	return cfg.WithDefaults(), f.logLevel, nil
@@ -141,6 +135,16 @@ func applyServeFlag(cfg *api.ServeConfig, f *serveFlags, name string) {
 		case f.predictions.apply(&cfg.Events.Predictions, name):
 		}
 	}
+}
+
+// validateServeConfig reports every problem in cfg, its events section
+// checked by the type that owns it.
+func validateServeConfig(cfg api.ServeConfig) error {
+	ec, err := eventsConfig(cfg.Events)
+	if err != nil {
+		return err
+	}
+	return errors.Join(cfg.Validate(), ec.Validate())
 }
 
 func readServeConfigFile(path string) (api.ServeConfig, error) {

@@ -1,7 +1,6 @@
 package bus_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/warmroute/warmroute/events/bus"
@@ -32,8 +31,6 @@ func TestOpenRejects(t *testing.T) {
 	}{
 		{"bad listen port", bus.Config{Listen: "127.0.0.1:notaport"}},
 		{"listen without port", bus.Config{Listen: "127.0.0.1"}},
-		{"store dir is a file", bus.Config{Listen: "127.0.0.1:0",
-			JetStream: bus.JetStreamConfig{Enabled: true, StoreDir: os.Args[0]}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/events/subscriber"
 )
 
 // renderedServeConfig returns the router's config file from its ConfigMap.
@@ -22,7 +23,7 @@ func renderedServeConfig(t testing.TB, docs []doc) string {
 
 // TestServeConfigDecodes decodes each value set's router configuration the
 // way `warmroute serve --config` does: strictly into api.ServeConfig, then
-// Validate.
+// Validate, the events section as subscriber.Config.
 func TestServeConfigDecodes(t *testing.T) {
 	for _, vs := range valueSets {
 		t.Run(vs.name, func(t *testing.T) {
@@ -33,6 +34,16 @@ func TestServeConfigDecodes(t *testing.T) {
 			}
 			if err := cfg.Validate(); err != nil {
 				t.Errorf("rendered serve.yaml is invalid: %v\n%s", err, raw)
+			}
+			// serve checks the events section as its owner, subscriber.Config, reads it.
+			var events struct {
+				Events subscriber.Config `json:"events"`
+			}
+			if err := yaml.Unmarshal([]byte(raw), &events); err != nil {
+				t.Fatalf("decoding the events section: %v", err)
+			}
+			if err := events.Events.Validate(); err != nil {
+				t.Errorf("rendered events section is invalid: %v\n%s", err, raw)
 			}
 		})
 	}
