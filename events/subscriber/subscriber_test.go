@@ -148,3 +148,25 @@ func TestSubscriberMembership(t *testing.T) {
 		}
 	})
 }
+
+// TestFreshnessSilenceLimit: the subscriber reports to the TTL guard the
+// silence limit it expires the endpoint at, HeartbeatMisses of the longest
+// heartbeat interval among the endpoint's ranks, and the engine's load.
+func TestFreshnessSilenceLimit(t *testing.T) {
+	nc := eventstest.Connect(t)
+	s := eventstest.StartSubscriber(t, nc, subscriber.Config{HeartbeatMisses: 5},
+		subscriber.Follow{Models: []string{testModel}}, nil, &eventstest.Sink{}, nil)
+	const ep = "127.0.0.7:1"
+	if _, ok := s.Freshness(ep); ok {
+		t.Fatal("freshness of an endpoint never heard")
+	}
+	beat(t, nc, ep, false, time.Hour) // long enough not to expire during the test
+	eventstest.Eventually(t, "heartbeat applied", func() bool { _, ok := s.Freshness(ep); return ok })
+	f, _ := s.Freshness(ep)
+	if f.SilenceLimit != 5*time.Hour || !f.Connected || f.LastHeartbeat.IsZero() {
+		t.Fatalf("Freshness = %+v, want a 5h silence limit, connected, a heartbeat", f)
+	}
+	if _, _, _, ok := s.EngineLoad(ep); ok {
+		t.Error("engine load reported although the heartbeat carried none")
+	}
+}
