@@ -121,7 +121,7 @@ func TestPredictionsNATSOutage(t *testing.T) {
 	}
 }
 
-func TestNewPredictionsRejects(t *testing.T) {
+func TestShareRejects(t *testing.T) {
 	nc := eventstest.Connect(t)
 	ix, _ := index.New(index.Options{})
 	tests := []struct {
@@ -147,6 +147,6 @@ func TestNewPredictionsRejects(t *testing.T) {
 		})
 	}
 	if err := predictions.EnsureStream(context.Background(), nc, predictions.StreamConfig{}); !errors.Is(err, predictions.ErrInvalidConfig) {
-		t.Errorf("EnsurePredictionStream(no name) = %v, want ErrInvalidConfig", err)
+		t.Errorf("EnsureStream(no name) = %v, want ErrInvalidConfig", err)
 	}
 }
