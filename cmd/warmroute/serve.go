@@ -94,7 +94,7 @@ func newRouter(cfg api.ServeConfig, log *slog.Logger) (_ *router, err error) {
 			r.closeEvents()
 		}
 	}()
-	if err := r.openEvents(); err != nil {
+	if err = r.openEvents(); err != nil {
 		return nil, err
 	}
 	if r.ttl, err = newTTL(cfg, r.sub, reg, log); err != nil {
@@ -110,8 +110,7 @@ func newRouter(cfg api.ServeConfig, log *slog.Logger) (_ *router, err error) {
 	if r.pipe, err = newPipeline(cfg, reg, hooks); err != nil {
 		return nil, err
 	}
-	pipe := r.pipe
-	proc, err := extproc.New(pipe.scorer, extproc.Options{
+	proc, err := extproc.New(r.pipe.scorer, extproc.Options{
 		MaxBodyBytes:           cfg.MaxBodyBytes,
 		DisableDecisionHeader:  cfg.DisableDecisionHeader,
 		DisableResponseParsing: cfg.DisableResponseParsing,

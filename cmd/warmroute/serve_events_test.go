@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
+	"io"
+	"log/slog"
 	"reflect"
 	"testing"
 	"time"
@@ -89,4 +92,28 @@ func fillLeaves(t *testing.T, v reflect.Value) {
 	default:
 		t.Fatalf("unexpected field kind %s", v.Kind())
 	}
+}
+
+// TestRouterWithoutEvents: with events disabled serve builds no NATS, no
+// subscriber and no share (even when sharing is asked for), and the router
+// is ready at once.
+func TestRouterWithoutEvents(t *testing.T) {
+	cfg := api.ServeConfig{Events: api.EventsConfig{Disabled: true, Predictions: api.PredictionsConfig{Share: true}}}
+	r, err := newRouter(cfg.WithDefaults(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.bus != nil || r.sub != nil || r.share != nil || r.natsURL() != "" {
+		t.Fatalf("events disabled, yet bus %v, subscriber %v, share %v, url %q", r.bus, r.sub, r.share, r.natsURL())
+	}
+	ready, err := r.startEvents(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ready:
+	default:
+		t.Fatal("router without events is not ready at once")
+	}
+	r.closeEvents()
 }

@@ -74,7 +74,8 @@ type Freshness struct {
 	// misses times its heartbeat interval). The guard pauses speculation
 	// at the same limit: with neither an event nor a heartbeat within it
 	// (stale), or with no event within it after a route that should have
-	// made the engine store blocks (silent). Zero turns both rules off.
+	// made the engine store blocks (silent). Zero turns both limits off; an
+	// endpoint never heard from is still stale.
 	SilenceLimit time.Duration
 }
 
