@@ -27,7 +27,7 @@ import (
 // the test skips locally, but fails in CI (CI=true), where PyPI is reachable.
 func pythonWithZMQ(t *testing.T) string {
 	t.Helper()
-	venv, err := filepath.Abs(filepath.Join("..", ".cache", "interop-venv"))
+	venv, err := filepath.Abs(filepath.Join("..", "..", ".cache", "interop-venv"))
 	if err != nil {
 		t.Fatal(err)
 	}
