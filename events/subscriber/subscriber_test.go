@@ -13,6 +13,8 @@ import (
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/subscriber"
+	"github.com/warmroute/warmroute/index/ttl"
+	"github.com/warmroute/warmroute/scorer"
 )
 
 const testModel = eventstest.Model
@@ -170,3 +172,10 @@ func TestFreshnessSilenceLimit(t *testing.T) {
 		t.Error("engine load reported although the heartbeat carried none")
 	}
 }
+
+// A Subscriber is what serve hands the TTL controller and the scorer.
+var (
+	_ ttl.FreshnessSource = (*subscriber.Subscriber)(nil)
+	_ ttl.BacklogGauge    = (*subscriber.Subscriber)(nil)
+	_ scorer.EngineLoad   = (*subscriber.Subscriber)(nil)
+)
