@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/predictions"
 )
 
@@ -18,4 +19,12 @@ func TestNewMetricsTwiceOnOneRegistry(t *testing.T) {
 	if _, err := predictions.NewMetrics(reg); err == nil {
 		t.Fatal("second NewMetrics on one registry returned no error")
 	}
+}
+
+// TestReadmeListsEveryMetric: the README's Metrics table is the registry's.
+func TestReadmeListsEveryMetric(t *testing.T) {
+	eventstest.CheckReadmeMetrics(t, "README.md", func(reg prometheus.Registerer) error {
+		_, err := predictions.NewMetrics(reg)
+		return err
+	}, nil)
 }

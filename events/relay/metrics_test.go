@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/warmroute/warmroute/events/eventstest"
 )
 
 func mustMetrics(t testing.TB) *Metrics {
@@ -25,4 +27,12 @@ func TestNewMetricsTwiceOnOneRegistry(t *testing.T) {
 	if _, err := NewMetrics(reg); err == nil {
 		t.Fatal("second NewMetrics on one registry returned no error")
 	}
+}
+
+// TestReadmeListsEveryMetric: the README's Metrics table is the registry's.
+func TestReadmeListsEveryMetric(t *testing.T) {
+	eventstest.CheckReadmeMetrics(t, "README.md", func(reg prometheus.Registerer) error {
+		_, err := NewMetrics(reg)
+		return err
+	}, nil)
 }

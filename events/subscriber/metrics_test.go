@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/subscriber"
 )
 
@@ -36,4 +37,15 @@ func TestNewMetricsTwiceOnOneRegistry(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReadmeListsEveryMetric: the README's Metrics table is the registry's.
+func TestReadmeListsEveryMetric(t *testing.T) {
+	eventstest.CheckReadmeMetrics(t, "README.md", func(reg prometheus.Registerer) error {
+		_, err := subscriber.NewMetrics(reg)
+		return err
+	}, map[string]string{ // exported at scrape time by the per-source collector
+		"warmroute_events_source_event_age_seconds":     "gauge",
+		"warmroute_events_source_heartbeat_age_seconds": "gauge",
+	})
 }
