@@ -128,7 +128,17 @@ func (p *Share) Start(ctx context.Context, ix *index.Index) error {
 		defer unsubscribe(subs)
 		p.run(ctx)
 	}()
+	p.log.Info("sharing speculative predictions with other replicas", "replica", p.cfg.Replica,
+		"stream", p.replayStream())
 	return nil
+}
+
+// replayStream names the stream replayed at start, "" when none.
+func (p *Share) replayStream() string {
+	if !p.cfg.Replay {
+		return ""
+	}
+	return p.cfg.Stream
 }
 
 func (p *Share) run(ctx context.Context) {
