@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/predictions"
@@ -149,4 +151,27 @@ func TestShareRejects(t *testing.T) {
 	if err := predictions.EnsureStream(context.Background(), nc, predictions.StreamConfig{}); !errors.Is(err, predictions.ErrInvalidConfig) {
 		t.Errorf("EnsureStream(no name) = %v, want ErrInvalidConfig", err)
 	}
+}
+
+// TestShareBeforeStart: the scorer may hand predictions to a share that is
+// not started yet (serve builds the share before the pipeline and starts it
+// after); they queue, and Close without Start returns at once.
+func TestShareBeforeStart(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := predictions.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := predictions.New(predictions.Options{Replica: "r", Config: predictions.Config{QueueSize: 1}},
+		eventstest.Connect(t), m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Predicted(index.Prediction{Endpoint: "10.0.0.1:8000", Keys: []index.Key{1}})
+	p.Predicted(index.Prediction{Endpoint: "10.0.0.1:8000", Keys: []index.Key{2}}) // queue full
+	if got := eventstest.CounterValue(t, reg, "warmroute_events_predictions_dropped_total", "reason", "queue_full"); got != 1 {
+		t.Fatalf("dropped{queue_full} = %v, want 1", got)
+	}
+	p.Close()
+	p.Close()
 }

@@ -1,7 +1,9 @@
 package subscriber_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"testing"
@@ -179,3 +181,28 @@ var (
 	_ ttl.BacklogGauge    = (*subscriber.Subscriber)(nil)
 	_ scorer.EngineLoad   = (*subscriber.Subscriber)(nil)
 )
+
+// TestCloseWithoutStart: a subscriber built but never started (serve failed
+// later in its construction) closes at once, twice, and knows no source.
+func TestCloseWithoutStart(t *testing.T) {
+	s, err := subscriber.New(subscriber.Config{}, subscriber.Follow{AllModels: true}, eventstest.Connect(t), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Freshness("10.0.0.1:8000"); ok || len(s.Sources()) != 0 || s.Backlog() != 0 {
+		t.Fatal("an unstarted subscriber reports state")
+	}
+	s.Close()
+	s.Close()
+}
+
+func TestStartRejectsNilSink(t *testing.T) {
+	s, err := subscriber.New(subscriber.Config{}, subscriber.Follow{AllModels: true}, eventstest.Connect(t), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Start(context.Background(), nil, nil); !errors.Is(err, subscriber.ErrInvalidConfig) {
+		t.Fatalf("Start(nil sink) = %v, want ErrInvalidConfig", err)
+	}
+}
