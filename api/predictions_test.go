@@ -181,30 +181,6 @@ func TestPredictionSubjects(t *testing.T) {
 	}
 }
 
-func TestPredictionsConfig(t *testing.T) {
-	tests := []struct {
-		name    string
-		c       PredictionsConfig
-		wantErr bool
-	}{
-		{"zero", PredictionsConfig{}, false},
-		{"share", PredictionsConfig{Share: true, QueueSize: 10, Stream: "P"}, false},
-		{"negative queue", PredictionsConfig{QueueSize: -1}, true},
-		{"dotted stream", PredictionsConfig{Stream: "a.b"}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := (EventsConfig{Predictions: tt.c}).Validate(); (err != nil) != tt.wantErr {
-				t.Fatalf("Validate = %v, want error %v", err, tt.wantErr)
-			}
-		})
-	}
-	d := PredictionsConfig{}.WithDefaults()
-	if d.QueueSize != DefaultPredictionsQueue || d.Stream != DefaultPredictionsStream {
-		t.Errorf("defaults = %+v", d)
-	}
-}
-
 func BenchmarkPredictionEncode(b *testing.B) {
 	for _, n := range []int{16, 256, 4096} {
 		m := validPrediction()

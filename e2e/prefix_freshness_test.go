@@ -25,6 +25,7 @@ const pausedMetric = "warmroute_ttl_speculation_paused"
 // engine publishes nothing either).
 func TestFreshnessGuard(t *testing.T) {
 	ps := newPrefixStack(t, harness.PrefixOptions{Configure: func(c *serveconfig.Config) {
+		c.Events.HeartbeatMisses = 4 // a 1s silence limit at the relays' 250ms heartbeats
 		// The guard re-judges every endpoint each round; short rounds make
 		// the gauge follow quickly.
 		c.TTL.Interval = api.Duration(250 * time.Millisecond)

@@ -23,6 +23,7 @@ func TestTTLPipelineCutStopsSpeculativeRoutes(t *testing.T) {
 		// rest on the first's prediction.
 		SimArgs: []string{"--event-delay", "400ms"},
 		Configure: func(c *serveconfig.Config) {
+			c.Events.HeartbeatMisses = 4 // a 1s silence limit at the relays' 250ms heartbeats
 			c.TTL.Interval = api.Duration(250 * time.Millisecond)
 		}})
 	victim, other := ps.EventSims[0], ps.EventSims[1]

@@ -4,7 +4,7 @@ import "github.com/warmroute/warmroute/index"
 
 // PredictionSink receives the prediction of every committed decision that
 // inserted or refreshed speculative entries, so that it can be shared with
-// the other router replicas (events.Predictions publishes it over NATS).
+// the other router replicas (predictions.Share publishes it over NATS).
 //
 // Predicted is called on the request path: it must not block or do I/O. An
 // implementation queues p and drops (and counts) what does not fit. p.Keys

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/warmroute/warmroute/events"
+	"github.com/warmroute/warmroute/events/wire"
 )
 
 func cachedTokens(t *testing.T, r response) int {
@@ -174,7 +174,7 @@ func TestChunkedPrefillStoresPerStep(t *testing.T) {
 	var stored [][]uint64
 	for len(stored) < 3 {
 		_, b := recvBatch(t, sub)
-		if b.Events[0].Kind == events.KindBlockStored {
+		if b.Events[0].Kind == wire.KindBlockStored {
 			stored = append(stored, b.Events[0].BlockHashes)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/warmroute/warmroute/events"
+	"github.com/warmroute/warmroute/events/wire"
 )
 
 func sampleEvents() []kvEvent {
@@ -21,8 +21,8 @@ func TestEncodeBatchDecodes(t *testing.T) {
 	for _, format := range []EventFormat{FormatMap, FormatArray} {
 		t.Run(string(format), func(t *testing.T) {
 			payload := encodeBatch(nil, 1700000000.25, sampleEvents(), 3, format)
-			var b events.Batch
-			if err := events.DecodeBatch(payload, &b); err != nil {
+			var b wire.Batch
+			if err := wire.DecodeBatch(payload, &b); err != nil {
 				t.Fatalf("DecodeBatch: %v", err)
 			}
 			if b.TS != 1700000000.25 || !b.HasDPRank || b.DPRank != 3 || b.Skipped != 0 || len(b.Events) != 4 {
@@ -35,10 +35,10 @@ func TestEncodeBatchDecodes(t *testing.T) {
 	}
 }
 
-func checkEvent(t *testing.T, got events.Event, want kvEvent) {
+func checkEvent(t *testing.T, got wire.Event, want kvEvent) {
 	t.Helper()
-	kinds := map[eventKind]events.Kind{blockStored: events.KindBlockStored, blockRemoved: events.KindBlockRemoved,
-		allBlocksCleared: events.KindAllBlocksCleared}
+	kinds := map[eventKind]wire.Kind{blockStored: wire.KindBlockStored, blockRemoved: wire.KindBlockRemoved,
+		allBlocksCleared: wire.KindAllBlocksCleared}
 	toks := make([]uint32, len(want.tokens))
 	for i, v := range want.tokens {
 		toks[i] = uint32(v)
@@ -103,8 +103,8 @@ func TestMsgpackWidths(t *testing.T) {
 			blockSize: 5, loraName: string(make([]byte, 300))}
 	}
 	payload := encodeBatch(nil, 1, long, 0, FormatMap)
-	var b events.Batch
-	if err := events.DecodeBatch(payload, &b); err != nil || len(b.Events) != 17 {
+	var b wire.Batch
+	if err := wire.DecodeBatch(payload, &b); err != nil || len(b.Events) != 17 {
 		t.Fatalf("DecodeBatch = %v, %d events", err, len(b.Events))
 	}
 	if b.Events[16].BlockHashes[3] != 1<<40 || b.Events[16].TokenIDs[19] != 65549 || len(b.Events[16].LoRAName) != 300 {

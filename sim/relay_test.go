@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,56 +9,47 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/warmroute/warmroute/events"
+	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/eventstest"
+	"github.com/warmroute/warmroute/events/relay"
+	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // relayToSink runs the project's relay and subscriber between the
 // simulator and a sink, over an embedded NATS server.
-func relayToSink(t *testing.T, s *Server, relayReg *prometheus.Registry) (*eventstest.Sink, events.Source) {
+func relayToSink(t *testing.T, s *Server, relayReg *prometheus.Registry) (*eventstest.Sink, subscriber.Source) {
 	t.Helper()
-	ns, err := events.StartEmbedded("127.0.0.1", 0)
+	ns, err := bus.StartEmbedded("127.0.0.1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(ns.Close)
-	nc, err := events.ConnectOptions{URL: ns.ClientURL()}.Connect()
+	nc, err := bus.ConnectOptions{URL: ns.ClientURL()}.Connect()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
 	const model, endpoint = DefaultModel, "127.0.0.1:8000"
-	relay, err := events.NewRelay(events.RelayConfig{EventsEndpoint: s.Engine().EventsAddr(),
+	m, err := relay.NewMetrics(relayReg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl, err := relay.New(relay.Config{EventsEndpoint: s.Engine().EventsAddr(),
 		ReplayEndpoint: s.Engine().ReplayAddr(), Model: model, Endpoint: endpoint,
-		HeartbeatInterval: 50 * time.Millisecond}, nc, relayReg, nil)
+		HeartbeatInterval: 50 * time.Millisecond}, nc, m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sink := &eventstest.Sink{}
-	sub, err := events.NewSubscriber(events.SubscriberConfig{Models: []string{model}}, nc, sink, nil,
-		prometheus.NewRegistry(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 2)
-	go func() { done <- relay.Run(ctx) }()
-	go func() { done <- sub.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		for range 2 {
-			if err := <-done; err != nil {
-				t.Errorf("Run() = %v", err)
-			}
-		}
-	})
-	return sink, events.Source{Model: model, Endpoint: endpoint}
+	eventstest.StartSubscriber(t, nc, subscriber.Config{}, subscriber.Follow{Models: []string{model}}, nil, sink, nil)
+	eventstest.Run(t, "relay", rl.Run)
+	return sink, subscriber.Source{Model: model, Endpoint: endpoint}
 }
 
 // converged waits until the sink holds exactly the engine's cached blocks
 // while the test keeps the engine publishing.
-func converged(t *testing.T, s *Server, sink *eventstest.Sink, src events.Source, poke func()) {
+func converged(t *testing.T, s *Server, sink *eventstest.Sink, src subscriber.Source, poke func()) {
 	t.Helper()
 	testwait.Until(t, 10*time.Second, func() string {
 		want := slices.Sorted(maps.Keys(setOf(s.Engine().CacheState().Hashes())))

@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 
-	"github.com/warmroute/warmroute/events"
+	"github.com/warmroute/warmroute/events/wire"
 )
 
 // eventServer starts a simulator publishing KV events on loopback ports.
@@ -74,7 +74,7 @@ func subscribe(t *testing.T, s *Server, url string) zmq4.Socket {
 	}
 }
 
-func recvBatch(t *testing.T, sub zmq4.Socket) (uint64, *events.Batch) {
+func recvBatch(t *testing.T, sub zmq4.Socket) (uint64, *wire.Batch) {
 	t.Helper()
 	msg, err := sub.Recv()
 	if err != nil {
@@ -83,8 +83,8 @@ func recvBatch(t *testing.T, sub zmq4.Socket) (uint64, *events.Batch) {
 	if len(msg.Frames) != 3 || len(msg.Frames[1]) != 8 {
 		t.Fatalf("message has %d frames", len(msg.Frames))
 	}
-	var b events.Batch
-	if err := events.DecodeBatch(msg.Frames[2], &b); err != nil {
+	var b wire.Batch
+	if err := wire.DecodeBatch(msg.Frames[2], &b); err != nil {
 		t.Fatalf("DecodeBatch: %v", err)
 	}
 	return binary.BigEndian.Uint64(msg.Frames[1]), &b
@@ -98,12 +98,12 @@ func TestLiveEventsMatchCache(t *testing.T) {
 			complete(t, url, longPrompt("alpha", 10), nil) // 10 tokens: 2 full blocks
 			for {
 				_, b := recvBatch(t, sub)
-				if len(b.Events) == 1 && b.Events[0].Kind == events.KindAllBlocksCleared {
+				if len(b.Events) == 1 && b.Events[0].Kind == wire.KindAllBlocksCleared {
 					continue // leftovers of subscribe's pokes
 				}
 				ev := b.Events[0]
 				st := s.Engine().CacheState()
-				if ev.Kind != events.KindBlockStored || !slices.Equal(ev.BlockHashes, st.Hashes()) || ev.HasParent {
+				if ev.Kind != wire.KindBlockStored || !slices.Equal(ev.BlockHashes, st.Hashes()) || ev.HasParent {
 					t.Fatalf("event %+v, cache %v", ev, st.Hashes())
 				}
 				if len(ev.TokenIDs) != 8 || int(ev.TokenIDs[4]) != st.Blocks[1].TokenIDs[0] {
@@ -149,8 +149,8 @@ func TestReplayExchange(t *testing.T) {
 			}
 			break
 		}
-		var b events.Batch
-		if err := events.DecodeBatch(f[3], &b); err != nil {
+		var b wire.Batch
+		if err := wire.DecodeBatch(f[3], &b); err != nil {
 			t.Fatal(err)
 		}
 		seqs = append(seqs, seq)
@@ -168,7 +168,7 @@ func TestRestartStartsSeqAtZero(t *testing.T) {
 	for {
 		seq, b := recvBatch(t, sub)
 		last = seq
-		if b.Events[0].Kind == events.KindBlockStored {
+		if b.Events[0].Kind == wire.KindBlockStored {
 			break
 		}
 	}
@@ -181,7 +181,7 @@ func TestRestartStartsSeqAtZero(t *testing.T) {
 	}
 	complete(t, url, longPrompt("after", 9), nil)
 	seq, b := recvBatch(t, sub)
-	if seq != 0 || b.Events[0].Kind != events.KindBlockStored {
+	if seq != 0 || b.Events[0].Kind != wire.KindBlockStored {
 		t.Fatalf("first batch after restart: seq %d kind %v, want 0 BlockStored (no AllBlocksCleared)", seq, b.Events[0].Kind)
 	}
 }

@@ -15,7 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/warmroute/warmroute/buildinfo"
-	"github.com/warmroute/warmroute/events"
+	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/events/relay"
 )
 
 func init() {
@@ -27,17 +28,18 @@ func init() {
 
 // relayFlags are the settings of `warmroute relay`.
 type relayFlags struct {
-	relay events.RelayConfig
-	nats  events.ConnectOptions
-	admin string
-	log   *logFlags
+	cfg       relay.Config
+	nats      bus.ConnectOptions
+	admin     string
+	jetstream bool
+	log       *logFlags
 }
 
 func newRelayFlagSet(stderr io.Writer) (*flag.FlagSet, *relayFlags) {
 	fs := flag.NewFlagSet("relay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := &relayFlags{}
-	c, n := &f.relay, &f.nats
+	c, n := &f.cfg, &f.nats
 	fs.StringVar(&c.EventsEndpoint, "zmq-url", "tcp://127.0.0.1:5557", "engine's ZMQ PUB endpoint")
 	fs.BoolVar(&c.ListenEvents, "zmq-listen", false, "bind --zmq-url (when the engine connects)")
 	fs.StringVar(&c.ReplayEndpoint, "replay-url", "", "engine's ZMQ replay ROUTER endpoint (empty: gaps reset)")
@@ -47,16 +49,16 @@ func newRelayFlagSet(stderr io.Writer) (*flag.FlagSet, *relayFlags) {
 	fs.IntVar(&c.DPRank, "dp-rank", 0, "engine data-parallel rank of this stream")
 	fs.IntVar(&c.BlockSize, "block-size", 0, "engine KV block size, reported in heartbeats")
 	fs.StringVar(&c.MetricsURL, "engine-metrics-url", "", "engine /metrics URL to scrape load gauges from")
-	fs.DurationVar(&c.HeartbeatInterval, "heartbeat", events.DefaultHeartbeatInterval, "heartbeat interval")
-	fs.IntVar(&c.BufferSize, "buffer", events.DefaultRelayBuffer, "messages buffered while NATS is away")
+	fs.DurationVar(&c.HeartbeatInterval, "heartbeat", relay.DefaultHeartbeatInterval, "heartbeat interval")
+	fs.IntVar(&c.BufferSize, "buffer", relay.DefaultBuffer, "messages buffered while NATS is away")
 	fs.StringVar(&n.URL, "nats-url", "nats://127.0.0.1:4222", "NATS URL(s), comma-separated")
 	fs.StringVar(&n.CredsFile, "nats-creds", "", "NATS credentials file")
 	fs.StringVar(&n.NKeySeedFile, "nats-nkey", "", "NATS NKey seed file")
 	fs.StringVar(&n.CAFile, "nats-ca", "", "NATS TLS CA file")
 	fs.StringVar(&n.CertFile, "nats-cert", "", "NATS TLS client certificate")
 	fs.StringVar(&n.KeyFile, "nats-key", "", "NATS TLS client key")
-	fs.StringVar(&c.Stream.Name, "jetstream-stream", "", "JetStream stream to create so routers can replay events (empty: none)")
-	fs.DurationVar(&c.Stream.MaxAge, "jetstream-max-age", events.DefaultStreamMaxAge, "how long the stream retains events")
+	fs.BoolVar(&f.jetstream, "jetstream", false, "create the JetStream stream ("+bus.DefaultStream+") routers replay events from")
+	fs.DurationVar(&c.Stream.MaxAge, "jetstream-max-age", bus.DefaultMaxAge, "how long the stream retains events")
 	fs.StringVar(&f.admin, "admin-addr", ":9091", "admin HTTP address for /metrics (empty: off)")
 	f.log = addLogFlags(fs)
 	return fs, f
@@ -67,7 +69,10 @@ func runRelay(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg := &f.relay
+	cfg := &f.cfg
+	if f.jetstream {
+		cfg.Stream.Name = bus.DefaultStream
+	}
 	if err := cfg.WithDefaults().Validate(); err != nil { // every setting is a flag
 		return asUsage(fmt.Errorf("relay: %w", err))
 	}
@@ -82,7 +87,11 @@ func runRelay(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if _, err := buildinfo.NewMetrics(reg); err != nil {
 		return err
 	}
-	relay, err := events.NewRelay(*cfg, nc, reg, log)
+	m, err := relay.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
+	rl, err := relay.New(*cfg, nc, m, log)
 	if err != nil {
 		return err
 	}
@@ -94,7 +103,7 @@ func runRelay(ctx context.Context, args []string, _, stderr io.Writer) error {
 		defer stop()
 	}
 	log.Info("relay started", "zmq", cfg.EventsEndpoint, "model", cfg.Model, "endpoint", cfg.Endpoint)
-	return relay.Run(ctx)
+	return rl.Run(ctx)
 }
 
 // serveMetrics serves /metrics on addr until the returned stop is called.

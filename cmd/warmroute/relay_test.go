@@ -4,18 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/events"
+	"github.com/warmroute/warmroute/events/bus"
 )
 
 // TestRelayAdminExportsBuildInfo runs the relay subcommand against an
 // embedded NATS server and scrapes its admin /metrics.
 func TestRelayAdminExportsBuildInfo(t *testing.T) {
-	ns, err := events.StartEmbedded("127.0.0.1", 0)
+	ns, err := bus.StartEmbedded("127.0.0.1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,4 +51,15 @@ func TestRelayAdminExportsBuildInfo(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }

@@ -22,6 +22,9 @@ import (
 
 	"github.com/warmroute/warmroute/buildinfo"
 	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/events/predictions"
+	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/extproc"
 	"github.com/warmroute/warmroute/index/ttl"
 )
@@ -56,31 +59,54 @@ type router struct {
 	ready  atomic.Bool
 	pipe   *pipeline
 	ttl    *ttl.Controller
-	link   *eventsLink
-	share  *predictionLink // serve_predictions.go
 	reg    prometheus.Registerer
+
+	// Event ingestion, nil with events disabled: the NATS client, the
+	// subscriber (started by serve with the index as its sink) and the
+	// prediction share (nil unless sharing; started by serve too).
+	bus        *bus.Client
+	sub        *subscriber.Subscriber
+	subMetrics *subscriber.Metrics
+	share      *predictions.Share
 }
 
-func newRouter(cfg serveconfig.Config, log *slog.Logger) (*router, error) {
+// newRouter builds serve in dependency order: NATS, the event subscriber,
+// the TTL controller reading the subscriber's freshness, the pipeline (whose
+// scorer gets the subscriber's engine load and the prediction share), then
+// the servers. Nothing runs until serve.
+func newRouter(cfg serveconfig.Config, log *slog.Logger) (_ *router, err error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if _, err := buildinfo.NewMetrics(reg); err != nil {
 		return nil, err
 	}
-	link, share := &eventsLink{}, &predictionLink{}
-	ctrl, err := newTTL(cfg, link, reg, log)
-	if err != nil {
+	r := &router{cfg: cfg, log: log, health: health.NewServer(), reg: reg}
+	defer func() {
+		if err != nil {
+			r.closeEvents()
+		}
+	}()
+	if err = r.openEvents(); err != nil {
+		return nil, err
+	}
+	if r.ttl, err = newTTL(cfg, r.sub, reg, log); err != nil {
 		return nil, fmt.Errorf("creating ttl controller: %w", err)
 	}
-	pipe, err := newPipeline(cfg, reg, pipelineHooks{ttl: ctrl, observer: ctrl, engine: link, predictions: share})
-	if err != nil {
+	hooks := pipelineHooks{ttl: r.ttl, observer: r.ttl}
+	if r.sub != nil {
+		hooks.engine = r.sub
+	}
+	if r.share != nil {
+		hooks.predictions = r.share
+	}
+	if r.pipe, err = newPipeline(cfg, reg, hooks); err != nil {
 		return nil, err
 	}
 	procMetrics, err := extproc.NewMetrics(reg)
 	if err != nil {
 		return nil, err
 	}
-	proc, err := extproc.New(pipe.scorer, extproc.Options{Config: cfg.Proxy}, procMetrics, log)
+	proc, err := extproc.New(r.pipe.scorer, extproc.Options{Config: cfg.Proxy}, procMetrics, log)
 	if err != nil {
 		return nil, fmt.Errorf("creating ext_proc server: %w", err)
 	}
@@ -93,8 +119,7 @@ func newRouter(cfg serveconfig.Config, log *slog.Logger) (*router, error) {
 	if tlsCfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
-	r := &router{cfg: cfg, log: log, grpc: grpc.NewServer(opts...), health: health.NewServer(),
-		pipe: pipe, ttl: ctrl, link: link, share: share, reg: reg}
+	r.grpc = grpc.NewServer(opts...)
 	r.setServing(false) // known but NOT_SERVING until the index is ready
 	extprocv3.RegisterExternalProcessorServer(r.grpc, proc)
 	healthpb.RegisterHealthServer(r.grpc, r.health)
@@ -143,21 +168,13 @@ func (r *router) run(ctx context.Context) error {
 func (r *router) serve(ctx context.Context, grpcLn, adminLn net.Listener) error {
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
-	ev, err := startEvents(bg, r.cfg, r.pipe.index, r.pipe.pools, r.reg, r.log)
+	defer r.closeEvents()
+	ready, err := r.startEvents(bg)
 	if err != nil {
 		grpcLn.Close()
 		adminLn.Close()
 		return err
 	}
-	defer ev.Close()
-	r.link.set(ev)
-	pr, err := startPredictions(bg, r.cfg, ev, r.pipe.index, r.share, r.reg, r.log)
-	if err != nil {
-		grpcLn.Close()
-		adminLn.Close()
-		return err
-	}
-	defer pr.Close() // deferred after ev.Close, so it runs first: the share uses ev's connection
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
 	wg.Go(func() { errc <- r.grpc.Serve(grpcLn) })
@@ -165,11 +182,16 @@ func (r *router) serve(ctx context.Context, grpcLn, adminLn net.Listener) error 
 	wg.Go(func() { r.pipe.run(bg) })
 	wg.Go(func() { r.ttl.Run(bg) })
 	r.log.Info("warmroute listening", "grpc", grpcLn.Addr().String(), "admin", adminLn.Addr().String(),
-		"tls", r.cfg.TLS.Enabled(), "pools", len(r.cfg.Pools), "nats", ev.URL(), "ttl_mode", r.cfg.TTL.Mode)
+		"tls", r.cfg.TLS.Enabled(), "pools", len(r.cfg.Pools), "nats", r.natsURL(), "ttl_mode", r.cfg.TTL.Mode)
 	var runErr error
 	select {
-	case <-ev.Ready():
-		pr.waitReady(ctx)
+	case <-ready:
+		if r.share != nil {
+			select { // the share's replay is bounded by its timeout
+			case <-r.share.Ready():
+			case <-ctx.Done():
+			}
+		}
 		r.setServing(true)
 		r.log.Info("warmroute ready")
 		select {

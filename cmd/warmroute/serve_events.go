@@ -3,191 +3,90 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"net"
-	"os"
-	"strconv"
-	"sync"
-	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
-	"github.com/warmroute/warmroute/events"
-	"github.com/warmroute/warmroute/index"
-	"github.com/warmroute/warmroute/scorer"
+	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/events/subscriber"
 )
 
-// eventsRuntime is serve's event ingestion: an embedded NATS server unless an
-// external one is configured, the connection, and the subscriber that applies
-// engine events to the index and turns relay heartbeats into pool members.
-// Build it with startEvents; Close stops it and waits. Its methods are safe
-// for concurrent use.
-type eventsRuntime struct {
-	log      *slog.Logger
-	embedded *events.EmbeddedServer
-	tempDir  string // JetStream store created for this run, removed by Close
-	nc       *nats.Conn
-	sub      *events.Subscriber
-	url      string
-	cancel   context.CancelFunc
-	done     chan struct{} // closed when the subscriber's Run returned
-	close    sync.Once
+// follow is what the subscriber follows: the configured models, or every
+// model when no pool is configured so that discovery alone can populate the
+// router.
+func follow(cfg serveconfig.Config) subscriber.Follow {
+	var f subscriber.Follow
+	for _, p := range cfg.Pools {
+		f.Models = append(append(f.Models, p.Name), p.Models...)
+	}
+	f.AllModels = len(f.Models) == 0
+	return f
 }
 
-// startEvents connects serve to its event streams (see api.EventsConfig) and
-// starts following them into ix and pools until ctx ends or Close.
-func startEvents(ctx context.Context, cfg serveconfig.Config, ix *index.Index, pools *scorer.Pools,
-	reg prometheus.Registerer, log *slog.Logger) (*eventsRuntime, error) {
-	ec := cfg.Events.WithDefaults()
-	rt := &eventsRuntime{log: log, done: make(chan struct{})}
+// openEvents connects serve to NATS (an embedded server unless an external
+// one is configured) and builds the subscriber and the prediction share;
+// with events disabled it builds nothing.
+func (r *router) openEvents() error {
+	ec := r.cfg.Events.WithDefaults()
 	if ec.Disabled {
-		close(rt.done)
-		return rt, nil
+		if ec.Predictions.Share {
+			r.log.Warn("events.predictions.share needs events; predictions stay local")
+		}
+		return nil
 	}
-	if err := rt.connect(ec); err != nil {
-		rt.Close()
-		return nil, err
+	var err error
+	if r.bus, err = bus.Open(ec.Config, "warmroute-serve", r.log); err != nil {
+		return err
 	}
-	sink := events.NewIndexSink(ix, reg)
-	sub, err := events.NewSubscriber(subscriberConfig(cfg, ec), rt.nc, sink, events.NewDiscovery(pools, sink, log), reg, log)
-	if err != nil {
-		rt.Close()
+	if r.subMetrics, err = subscriber.NewMetrics(r.reg); err != nil {
+		return err
+	}
+	if r.sub, err = subscriber.New(ec, follow(r.cfg), r.bus.Conn(), r.subMetrics, r.log); err != nil {
+		return fmt.Errorf("creating event subscriber: %w", err)
+	}
+	r.share, err = newShare(r.cfg, ec, r.bus.Conn(), r.reg, r.log)
+	return err
+}
+
+// startEvents starts following the event streams into the index and pools,
+// and sharing predictions, until ctx ends. The returned channel is closed
+// once the index holds what the event stream retained (at once without
+// JetStream or events).
+func (r *router) startEvents(ctx context.Context) (<-chan struct{}, error) {
+	if r.sub == nil {
+		done := make(chan struct{})
+		close(done)
+		return done, nil
+	}
+	sink := subscriber.NewIndexSink(r.pipe.index, r.subMetrics)
+	if err := r.sub.Start(ctx, sink, subscriber.NewDiscovery(r.pipe.pools, sink, r.log)); err != nil {
 		return nil, fmt.Errorf("starting event subscriber: %w", err)
 	}
-	if ec.JetStream.Enabled {
-		rt.ensureStream(ctx, ec.JetStream)
-	}
-	rt.sub = sub
-	runCtx, cancel := context.WithCancel(ctx)
-	rt.cancel = cancel
-	go func() {
-		defer close(rt.done)
-		if err := sub.Run(runCtx); err != nil {
-			log.Error("kv event subscriber stopped", "err", err)
-		}
-	}()
-	return rt, nil
-}
-
-// subscriberConfig follows the configured models, or every model when no
-// pool is configured so that discovery alone can populate the router.
-func subscriberConfig(cfg serveconfig.Config, ec api.EventsConfig) events.SubscriberConfig {
-	sc := events.SubscriberConfig{QueueSize: ec.QueueSize, ExpireMisses: ec.HeartbeatMisses}
-	for _, p := range cfg.Pools {
-		sc.Models = append(append(sc.Models, p.Name), p.Models...)
-	}
-	sc.AllModels = len(sc.Models) == 0
-	if ec.JetStream.Enabled {
-		sc.ReplayStream = ec.JetStream.Stream
-	}
-	return sc
-}
-
-// connect starts the embedded server when no URL is configured, then dials.
-func (rt *eventsRuntime) connect(ec api.EventsConfig) error {
-	rt.url = ec.URL
-	if rt.url == "" {
-		if err := rt.startEmbedded(ec); err != nil {
-			return err
+	if r.share != nil {
+		if err := r.share.Start(ctx, r.pipe.index); err != nil {
+			r.log.Error("prediction share stopped; predictions stay local", "err", err)
 		}
 	}
-	nc, err := events.ConnectOptions{URL: rt.url, Name: "warmroute-serve", CredsFile: ec.CredsFile,
-		NKeySeedFile: ec.NKeySeedFile, CAFile: ec.TLS.CAFile, CertFile: ec.TLS.CertFile,
-		KeyFile: ec.TLS.KeyFile}.Connect()
-	if err != nil {
-		return err
-	}
-	rt.nc = nc
-	return nil
+	return r.sub.Ready(), nil
 }
 
-func (rt *eventsRuntime) startEmbedded(ec api.EventsConfig) error {
-	host, portText, err := net.SplitHostPort(ec.Listen)
-	if err != nil {
-		return fmt.Errorf("starting embedded NATS on %q: %w", ec.Listen, err)
+// closeEvents stops the share and the subscriber, waiting for them, then
+// closes NATS. Each Close is idempotent.
+func (r *router) closeEvents() {
+	if r.share != nil {
+		r.share.Close()
 	}
-	port, err := strconv.Atoi(portText)
-	if err != nil {
-		return fmt.Errorf("starting embedded NATS on %q: bad port: %w", ec.Listen, err)
+	if r.sub != nil {
+		r.sub.Close()
 	}
-	opts := events.EmbeddedOptions{Host: host, Port: port}
-	if ec.JetStream.Enabled {
-		if opts.JetStreamDir, err = rt.storeDir(ec.JetStream.StoreDir); err != nil {
-			return err
-		}
-	}
-	if rt.embedded, err = events.StartEmbeddedWith(opts); err != nil {
-		return err
-	}
-	rt.url = rt.embedded.ClientURL()
-	rt.log.Info("embedded NATS started; point relays at it", "url", rt.url, "jetstream", ec.JetStream.Enabled)
-	return nil
-}
-
-// storeDir returns dir, or a temporary directory that Close removes.
-func (rt *eventsRuntime) storeDir(dir string) (string, error) {
-	if dir != "" {
-		return dir, nil
-	}
-	tmp, err := os.MkdirTemp("", "warmroute-jetstream-")
-	if err != nil {
-		return "", fmt.Errorf("creating JetStream store: %w", err)
-	}
-	rt.tempDir = tmp
-	return tmp, nil
-}
-
-// ensureStream creates the stream before the subscriber replays it. A
-// failure is logged, not fatal: the replay then fails, is counted, and the
-// router follows live events as it would without a stream.
-func (rt *eventsRuntime) ensureStream(ctx context.Context, js api.JetStreamConfig) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := events.EnsureStream(ctx, rt.nc, events.StreamConfig{Name: js.Stream, MaxAge: js.MaxAge.D()}); err != nil {
-		rt.log.Warn("event stream unavailable; starting from live events", "stream", js.Stream, "err", err)
+	if r.bus != nil {
+		r.bus.Close()
 	}
 }
 
-// Ready is closed once the index holds what the stream retained (at once
-// without JetStream, or with events disabled).
-func (rt *eventsRuntime) Ready() <-chan struct{} {
-	if rt.sub == nil {
-		return rt.done
+// natsURL is the NATS URL serve uses (the embedded server's when it runs
+// one); empty with events disabled.
+func (r *router) natsURL() string {
+	if r.bus == nil {
+		return ""
 	}
-	return rt.sub.Ready()
-}
-
-// Freshness reports the state of endpoint's event streams, for the
-// scorer's freshness guard and the TTL controller; false when none is known.
-func (rt *eventsRuntime) Freshness(endpoint string) (events.Freshness, bool) {
-	if rt.sub == nil {
-		return events.Freshness{}, false
-	}
-	return rt.sub.EndpointFreshness(endpoint)
-}
-
-// URL is the NATS URL serve uses (the embedded server's when it runs one).
-func (rt *eventsRuntime) URL() string { return rt.url }
-
-// Close stops the subscriber, waits for it, and shuts down NATS. It is
-// idempotent.
-func (rt *eventsRuntime) Close() {
-	rt.close.Do(func() {
-		if rt.cancel != nil {
-			rt.cancel()
-			<-rt.done
-		}
-		if rt.nc != nil {
-			rt.nc.Close()
-		}
-		if rt.embedded != nil {
-			rt.embedded.Close()
-		}
-		if rt.tempDir != "" {
-			_ = os.RemoveAll(rt.tempDir)
-		}
-	})
+	return r.bus.URL()
 }

@@ -2,274 +2,34 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
-	"slices"
-	"strconv"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/vmihailenco/msgpack/v5"
-
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
-	"github.com/warmroute/warmroute/events"
-	"github.com/warmroute/warmroute/index"
-	"github.com/warmroute/warmroute/internal/testwait"
-	"github.com/warmroute/warmroute/scorer"
 )
 
-const (
-	evModel    = "org/model-a"
-	evStatic   = "10.20.0.1:8000"
-	evDynamic  = "10.20.0.2:8000"
-	evInterval = 100 * time.Millisecond
-	// evSettle bounds every wait for the router to catch up with the relay.
-	evSettle = 15 * time.Second
-)
-
-// evRouter is what startEvents feeds in a test.
-type evRouter struct {
-	rt    *eventsRuntime
-	ix    *index.Index
-	pools *scorer.Pools
-}
-
-func startTestEvents(t *testing.T, ec api.EventsConfig) *evRouter {
-	t.Helper()
-	cfg := serveconfig.Config{Pools: []scorer.PoolConfig{{Name: evModel, Endpoints: []string{evStatic}}}, Events: ec}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	ix, err := index.New(index.Options{})
+// TestRouterWithoutEvents: with events disabled serve builds no NATS, no
+// subscriber and no share (even when sharing is asked for), and the router
+// is ready at once.
+func TestRouterWithoutEvents(t *testing.T) {
+	var cfg serveconfig.Config
+	cfg.Events.Disabled, cfg.Events.Predictions.Share = true, true
+	r, err := newRouter(cfg.WithDefaults(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pools := scorer.NewPools(cfg.Pools, "")
-	rt, err := startEvents(context.Background(), cfg, ix, pools, prometheus.NewRegistry(),
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if r.bus != nil || r.sub != nil || r.share != nil || r.natsURL() != "" {
+		t.Fatalf("events disabled, yet bus %v, subscriber %v, share %v, url %q", r.bus, r.sub, r.share, r.natsURL())
+	}
+	ready, err := r.startEvents(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(rt.Close)
 	select {
-	case <-rt.Ready():
-	case <-time.After(30 * time.Second):
-		t.Fatal("events runtime not ready within 30s")
-	}
-	return &evRouter{rt: rt, ix: ix, pools: pools}
-}
-
-func (r *evRouter) endpoints(t *testing.T) []string {
-	t.Helper()
-	_, eps, err := r.pools.Lookup(evModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return eps
-}
-
-// blocks is how many leading blocks of the test prompt evDynamic holds.
-func (r *evRouter) blocks(t *testing.T) int {
-	t.Helper()
-	toks := make([]uint32, 16*4)
-	for i := range toks {
-		toks[i] = uint32(i)
-	}
-	keys, err := index.AppendKeys(nil, index.Identity{Model: evModel}, 16, toks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r.ix.Lookup(keys, []string{evDynamic}, nil)[0].Blocks()
-}
-
-// fakeRelay publishes what a relay for evDynamic would, without an engine:
-// heartbeats every evInterval while beating, and batches on demand.
-type fakeRelay struct {
-	nc   *nats.Conn
-	seq  uint64
-	stop chan struct{}
-	wg   sync.WaitGroup
-}
-
-func newFakeRelay(t *testing.T, url string) *fakeRelay {
-	t.Helper()
-	nc, err := events.ConnectOptions{URL: url, Name: "fake-relay"}.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fakeRelay{nc: nc, stop: make(chan struct{})}
-	t.Cleanup(func() { f.quiet(); nc.Close() })
-	return f
-}
-
-func (f *fakeRelay) beat() {
-	subj, _ := api.HeartbeatSubject(evModel, evDynamic)
-	body, _ := json.Marshal(api.Heartbeat{Endpoint: evDynamic, Model: evModel, Relay: "fake",
-		EngineConnected: true, Interval: api.Duration(evInterval), SentAt: time.Now()})
-	_ = f.nc.Publish(subj, body) // fails while NATS is down; the next beat retries
-}
-
-// beating starts the heartbeat loop.
-func (f *fakeRelay) beating() {
-	f.wg.Go(func() {
-		t := time.NewTicker(evInterval)
-		defer t.Stop()
-		for {
-			f.beat()
-			select {
-			case <-f.stop:
-				return
-			case <-t.C:
-			}
-		}
-	})
-}
-
-// quiet stops the heartbeats and waits for the loop; idempotent.
-func (f *fakeRelay) quiet() {
-	select {
-	case <-f.stop:
+	case <-ready:
 	default:
-		close(f.stop)
+		t.Fatal("router without events is not ready at once")
 	}
-	f.wg.Wait()
-}
-
-// store publishes the next batch: blocks 16-token blocks of 0, 1, 2, ...
-func (f *fakeRelay) store(t *testing.T, blocks int) {
-	t.Helper()
-	hashes := make([]uint64, blocks)
-	toks := make([]int, 16*blocks)
-	for i := range hashes {
-		hashes[i] = uint64(100 + i)
-	}
-	for i := range toks {
-		toks[i] = i
-	}
-	payload, err := msgpack.Marshal([]any{float64(time.Now().UnixMicro()) / 1e6, []any{map[string]any{
-		"type": "BlockStored", "block_hashes": hashes, "parent_block_hash": nil, "token_ids": toks,
-		"block_size": 16}}, 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	subj, _ := api.EventSubject(evModel, evDynamic)
-	h := nats.Header{api.EventKindHeader: {api.EventKindBatch}, api.EventSeqHeader: {strconv.FormatUint(f.seq, 10)},
-		api.EventDPRankHeader: {"0"}, api.EventRelayHeader: {"fake"}, api.EventEndpointHeader: {evDynamic}}
-	if err := f.nc.PublishMsg(&nats.Msg{Subject: subj, Header: h, Data: payload}); err != nil {
-		t.Fatal(err)
-	}
-	f.seq++
-}
-
-func TestStartEventsEmbedded(t *testing.T) {
-	r := startTestEvents(t, api.EventsConfig{Listen: "127.0.0.1:0"})
-	relay := newFakeRelay(t, r.rt.URL())
-	t.Run("heartbeat adds the endpoint", func(t *testing.T) {
-		relay.beating()
-		testwait.Until(t, evSettle, testwait.That("endpoint discovered", func() bool { return slices.Contains(r.endpoints(t), evDynamic) }))
-	})
-	t.Run("batches reach the index", func(t *testing.T) {
-		relay.store(t, 3)
-		testwait.Until(t, evSettle, testwait.That("blocks indexed", func() bool { return r.blocks(t) == 3 }))
-		if f, ok := r.rt.Freshness(evDynamic); !ok || !f.HasSeq || f.LastEvent.IsZero() {
-			t.Fatalf("Freshness = %+v, %v", f, ok)
-		}
-	})
-	t.Run("expiry removes and clears it, keeping static endpoints", func(t *testing.T) {
-		relay.quiet()
-		testwait.Until(t, evSettle, testwait.That("endpoint expired", func() bool { return !slices.Contains(r.endpoints(t), evDynamic) }))
-		if got := r.blocks(t); got != 0 {
-			t.Errorf("expired endpoint still holds %d blocks", got)
-		}
-		if !slices.Equal(r.endpoints(t), []string{evStatic}) {
-			t.Errorf("endpoints = %v, want only the static one", r.endpoints(t))
-		}
-		if _, ok := r.rt.Freshness(evDynamic); ok {
-			t.Error("expired endpoint still has freshness")
-		}
-	})
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func TestStartEventsSurvivesNATSOutage(t *testing.T) {
-	port := freePort(t)
-	ns, err := events.StartEmbedded("127.0.0.1", port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := ns.ClientURL()
-	r := startTestEvents(t, api.EventsConfig{URL: url})
-	relay := newFakeRelay(t, url)
-	relay.beating()
-	relay.store(t, 2)
-	testwait.Until(t, evSettle, testwait.That("endpoint learnt", func() bool { return slices.Contains(r.endpoints(t), evDynamic) && r.blocks(t) == 2 }))
-
-	ns.Close()
-	testwait.Until(t, evSettle, testwait.That("endpoint cleared during outage", func() bool {
-		return !slices.Contains(r.endpoints(t), evDynamic) && r.blocks(t) == 0
-	}))
-
-	ns, err = events.StartEmbedded("127.0.0.1", port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ns.Close()
-	testwait.Until(t, evSettle, testwait.That("endpoint re-learnt", func() bool { return slices.Contains(r.endpoints(t), evDynamic) }))
-	testwait.Until(t, evSettle, testwait.That("relay reconnected", relay.nc.IsConnected))
-	relay.store(t, 3)
-	testwait.Until(t, evSettle, testwait.That("blocks re-learnt", func() bool { return r.blocks(t) == 3 }))
-}
-
-func TestStartEventsJetStreamRestart(t *testing.T) {
-	ec := api.EventsConfig{Listen: "127.0.0.1:" + strconv.Itoa(freePort(t)),
-		JetStream: api.JetStreamConfig{Enabled: true, StoreDir: t.TempDir()}}
-	first := startTestEvents(t, ec)
-	relay := newFakeRelay(t, first.rt.URL())
-	relay.store(t, 4)
-	testwait.Until(t, evSettle, testwait.That("first router indexed", func() bool { return first.blocks(t) == 4 }))
-	relay.nc.Close()
-	first.rt.Close()
-
-	// A new router on the same store replays the stream before it is ready.
-	second := startTestEvents(t, ec)
-	if got := second.blocks(t); got != 4 {
-		t.Fatalf("restarted router holds %d blocks at ready, want 4", got)
-	}
-}
-
-func TestStartEventsDisabled(t *testing.T) {
-	r := startTestEvents(t, api.EventsConfig{Disabled: true})
-	if r.rt.URL() != "" {
-		t.Errorf("URL = %q, want none", r.rt.URL())
-	}
-	if _, ok := r.rt.Freshness(evDynamic); ok {
-		t.Error("disabled runtime reports freshness")
-	}
-	r.rt.Close()
-	r.rt.Close() // idempotent
-}
-
-func TestStartEventsBadListen(t *testing.T) {
-	ix, _ := index.New(index.Options{})
-	_, err := startEvents(context.Background(), serveconfig.Config{Events: api.EventsConfig{Listen: "127.0.0.1:notaport"}},
-		ix, scorer.NewPools(nil, ""), nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err == nil {
-		t.Fatal("startEvents with a bad listen port succeeded")
-	}
+	r.closeEvents()
 }

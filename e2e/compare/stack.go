@@ -127,8 +127,10 @@ func routerConfig(e env, plan routerPlan, sims []string, grpcPort, adminPort int
 	if plan.Prefix {
 		pool.Tokenizer = scorer.TokenizerConfig{Dir: e.Tokenizer}
 	}
-	return serveconfig.Config{GRPCAddr: harness.Addr(grpcPort), AdminAddr: harness.Addr(adminPort),
+	cfg := serveconfig.Config{GRPCAddr: harness.Addr(grpcPort), AdminAddr: harness.Addr(adminPort),
 		Pools: []scorer.PoolConfig{pool}, TTL: plan.TTL, Index: index.Config{Grace: api.Duration(indexGrace)}}
+	cfg.Events.HeartbeatMisses = harness.RouterHeartbeatMisses
+	return cfg
 }
 
 // stopRelays stops every relay now; close then has none left to stop.

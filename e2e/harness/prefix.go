@@ -12,7 +12,6 @@ import (
 
 	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/envoy"
 	"github.com/warmroute/warmroute/scorer"
 )
@@ -159,6 +158,7 @@ func (ps *PrefixStack) routerConfig(ports []int) serveconfig.Config {
 		cfg.Events.URL = ps.NATS.URL()
 	}
 	cfg.Events.JetStream.Enabled = o.JetStream
+	cfg.Events.HeartbeatMisses = RouterHeartbeatMisses
 	if o.Configure != nil {
 		o.Configure(&cfg)
 	}
@@ -190,7 +190,7 @@ func (ps *PrefixStack) startRelays(ctx context.Context) error {
 	for i, s := range ps.EventSims {
 		ro := RelayOptions{Model: ps.Model, NATS: ps.NATSURL(), Args: ps.opts.RelayArgs}
 		if ps.opts.JetStream {
-			ro.Stream = api.DefaultEventsStream
+			ro.JetStream = true
 		}
 		r, err := StartRelay(ctx, ps.opts.Binary, ps.opts.Dir, ports[i], s, ro)
 		if err != nil {

@@ -17,10 +17,17 @@ type RelayOptions struct {
 	// Heartbeat is the heartbeat interval; default 250ms, so tests see
 	// discovery and freshness quickly.
 	Heartbeat time.Duration
-	// Stream, when set, makes the relay create that JetStream stream.
-	Stream string
-	Args   []string // further flags
+	// JetStream makes the relay create the event stream routers replay.
+	JetStream bool
+	Args      []string // further flags
 }
+
+// RouterHeartbeatMisses is the events.heartbeatMisses the harness gives
+// its routers unless a test sets another: with the relays' 250ms heartbeats
+// it makes the silence limit (expiry, and the freshness guard's stale and
+// silent rules) 5s, long enough for the injected event delays, as in a
+// deployment with the relay's default 2s heartbeats and 3 misses (6s).
+const RouterHeartbeatMisses = 20
 
 // Relay is a running relay, made by StartRelay. Restart replaces the
 // embedded Process and must not run concurrently with other uses.
@@ -59,8 +66,8 @@ func (r *Relay) args() []string {
 		"--replay-url", r.Sim.ReplayURL(), "--nats-url", o.NATS, "-heartbeat", o.Heartbeat.String(),
 		"-block-size", strconv.Itoa(r.Sim.BlockSize), "--admin-addr", r.AdminAddr,
 		"--engine-metrics-url", "http://" + r.Sim.Addr + "/metrics"}
-	if o.Stream != "" {
-		args = append(args, "-jetstream-stream", o.Stream)
+	if o.JetStream {
+		args = append(args, "--jetstream")
 	}
 	return append(args, o.Args...)
 }

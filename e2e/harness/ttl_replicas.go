@@ -11,7 +11,6 @@ import (
 
 	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/envoy"
 	"github.com/warmroute/warmroute/scorer"
 )
@@ -119,6 +118,7 @@ func (rs *ReplicaStack) startRouters(ctx context.Context) error {
 		cfg.Index.BlockSize = DefaultBlockSize
 		cfg.Events.URL = rs.NATS.URL()
 		cfg.Events.JetStream.Enabled = o.JetStream
+		cfg.Events.HeartbeatMisses = RouterHeartbeatMisses
 		if o.Configure != nil {
 			o.Configure(&cfg)
 		}
@@ -145,7 +145,7 @@ func (rs *ReplicaStack) startRelays(ctx context.Context) error {
 	for i, s := range rs.EventSims {
 		ro := RelayOptions{Model: rs.Model, NATS: rs.NATS.URL()}
 		if rs.opts.JetStream {
-			ro.Stream = api.DefaultEventsStream
+			ro.JetStream = true
 		}
 		r, err := StartRelay(ctx, rs.opts.Binary, rs.opts.Dir, ports[i], s, ro)
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/warmroute/warmroute/events"
+	"github.com/warmroute/warmroute/events/bus"
 )
 
 func main() {
@@ -43,7 +43,7 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv, err := events.StartEmbeddedWith(events.EmbeddedOptions{Host: host, Port: port, JetStreamDir: *jsDir})
+	srv, err := bus.StartEmbeddedWith(bus.EmbeddedOptions{Host: host, Port: port, JetStreamDir: *jsDir})
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func benchHarness(b *testing.B, pairs int, mode Mode, guarded bool) (*harness, [
 	eps := make([]string, pairs)
 	for i := range eps {
 		eps[i] = fmt.Sprintf("10.0.%d.%d:8000", i/256, i%256)
-		src.set(eps[i], Freshness{LastEvent: t0, Connected: true})
+		src.set(eps[i], Freshness{SilenceLimit: testSilenceLimit, LastEvent: t0, Connected: true})
 		h.TTL(eps[i], "m")
 	}
 	return h, eps

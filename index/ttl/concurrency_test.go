@@ -15,7 +15,7 @@ func TestConcurrentUse(t *testing.T) {
 	src := &freshness{}
 	h := newHarness(t, Config{Mode: ModeAdaptive, MinSamples: 10}, func(o *Options) { o.Freshness = src })
 	for i := range 4 {
-		src.set(fmt.Sprint("e", i), Freshness{LastEvent: t0, Connected: true})
+		src.set(fmt.Sprint("e", i), Freshness{SilenceLimit: testSilenceLimit, LastEvent: t0, Connected: true})
 	}
 	const workers, per = 4, 500
 	var wg sync.WaitGroup

@@ -56,7 +56,7 @@ func New(opts Options) (*Controller, error) {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	c.series = newSeriesSet(c.metrics, &cfg)
-	c.guard = newGuard(opts.Freshness, cfg.FreshnessLimit, cfg.MaxSeries, c.metrics, c.log)
+	c.guard = newGuard(opts.Freshness, cfg.MaxSeries, c.metrics, c.log)
 	c.backlog = newBacklogPeak(opts.Backlog, cfg.Window)
 	c.perShard = (cfg.MaxDecisions + decisionShards - 1) / decisionShards
 	for i := range c.shards {

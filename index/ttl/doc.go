@@ -17,9 +17,10 @@
 // hysteresis band.
 //
 // A freshness guard pauses speculation (TTL 0, trust 0) for an endpoint whose
-// event stream is stale, disconnected, has an unrecovered gap, or has stayed
-// silent after routes that should have made it store blocks: a longer TTL
-// never stands in for a broken event pipeline.
+// event stream is stale, disconnected, or has stayed silent after routes that
+// should have made it store blocks, both judged against the silence limit its
+// FreshnessSource reports: a longer TTL never stands in for a broken event
+// pipeline.
 //
 // # Concurrency
 //

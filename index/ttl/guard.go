@@ -14,9 +14,8 @@ const guardRefresh = 100 * time.Millisecond
 
 // Pause reasons, for the admin report and logs.
 const (
-	reasonStale        = "stale"        // no event or heartbeat within FreshnessLimit
+	reasonStale        = "stale"        // no event or heartbeat within the silence limit
 	reasonDisconnected = "disconnected" // the relay reports its engine gone
-	reasonGap          = "gap"          // an unrecovered sequence gap
 	reasonUnknown      = "unknown"      // the subscriber has never seen the endpoint
 	reasonSilent       = "silent"       // routes that should store blocks, and no event since
 )
@@ -36,19 +35,18 @@ type guardState struct {
 // 0 rather than a longer TTL, because predictions kept alive while
 // confirmations cannot arrive only prolong false warm routes.
 type guard struct {
-	src   FreshnessSource
-	limit time.Duration
-	max   int
-	m     *Metrics
-	log   *slog.Logger
+	src FreshnessSource
+	max int
+	m   *Metrics
+	log *slog.Logger
 
 	states sync.Map // endpoint -> *guardState
 	mu     sync.Mutex
 	n      int
 }
 
-func newGuard(src FreshnessSource, limit time.Duration, maxEndpoints int, m *Metrics, log *slog.Logger) *guard {
-	return &guard{src: src, limit: limit, max: maxEndpoints, m: m, log: log}
+func newGuard(src FreshnessSource, maxEndpoints int, m *Metrics, log *slog.Logger) *guard {
+	return &guard{src: src, max: maxEndpoints, m: m, log: log}
 }
 
 // verdict judges one endpoint's stream at now; "" means healthy. st may be
@@ -62,26 +60,24 @@ func (g *guard) verdict(endpoint string, st *guardState, now time.Time) string {
 	switch {
 	case !ok:
 		return reasonUnknown
-	case f.Gap:
-		return reasonGap
 	case !f.Connected:
 		return reasonDisconnected
-	case last.IsZero() || now.Sub(last) > g.limit:
+	case last.IsZero() || (f.SilenceLimit > 0 && now.Sub(last) > f.SilenceLimit):
 		return reasonStale
-	case g.silent(st, f.LastEvent, now):
+	case g.silent(st, f.LastEvent, f.SilenceLimit, now):
 		return reasonSilent
 	}
 	return ""
 }
 
 // silent reports whether routes that should have made the engine store new
-// blocks have gone unanswered by any event for longer than the limit. This
+// blocks have gone unanswered by any event for longer than limit. This
 // catches a cut between engine and relay that heartbeats alone hide: the
 // relay keeps beating while no event flows. A route whose request failed
 // trips it too, which is harmless: routing goes on on load and confirmed
 // state, and the next event the endpoint publishes clears it.
-func (g *guard) silent(st *guardState, lastEvent, now time.Time) bool {
-	if st == nil {
+func (g *guard) silent(st *guardState, lastEvent time.Time, limit time.Duration, now time.Time) bool {
+	if st == nil || limit <= 0 {
 		return false
 	}
 	since := st.awaiting.Load()
@@ -92,7 +88,7 @@ func (g *guard) silent(st *guardState, lastEvent, now time.Time) bool {
 		st.awaiting.CompareAndSwap(since, 0) // answered; a newer route may start the wait again
 		return false
 	}
-	return now.UnixNano()-since > int64(g.limit)
+	return now.UnixNano()-since > int64(limit)
 }
 
 // routed notes a committed route to endpoint that inserted predictions, so

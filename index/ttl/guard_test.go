@@ -1,6 +1,7 @@
 package ttl
 
 import (
+	"cmp"
 	"testing"
 	"time"
 
@@ -9,7 +10,7 @@ import (
 
 func TestGuardPausesAndResumes(t *testing.T) {
 	healthy := func(now time.Time) Freshness {
-		return Freshness{LastEvent: now.Add(-time.Second), Connected: true}
+		return Freshness{SilenceLimit: testSilenceLimit, LastEvent: now.Add(-time.Second), Connected: true}
 	}
 	tests := []struct {
 		name   string
@@ -18,22 +19,30 @@ func TestGuardPausesAndResumes(t *testing.T) {
 	}{
 		{"healthy", func(f *freshness, now time.Time) { f.set("e", healthy(now)) }, ""},
 		{"heartbeat keeps an idle endpoint fresh", func(f *freshness, now time.Time) {
-			f.set("e", Freshness{LastEvent: now.Add(-time.Hour), LastHeartbeat: now.Add(-time.Second), Connected: true})
+			f.set("e", Freshness{SilenceLimit: testSilenceLimit, LastEvent: now.Add(-time.Hour), LastHeartbeat: now.Add(-time.Second), Connected: true})
 		}, ""},
 		{"stale", func(f *freshness, now time.Time) {
-			f.set("e", Freshness{LastEvent: now.Add(-6 * time.Second), LastHeartbeat: now.Add(-6 * time.Second), Connected: true})
+			f.set("e", Freshness{SilenceLimit: testSilenceLimit, LastEvent: now.Add(-6 * time.Second), LastHeartbeat: now.Add(-6 * time.Second), Connected: true})
 		}, reasonStale},
-		{"never heard", func(f *freshness, now time.Time) { f.set("e", Freshness{Connected: true}) }, reasonStale},
+		{"never heard", func(f *freshness, now time.Time) {
+			f.set("e", Freshness{SilenceLimit: testSilenceLimit, Connected: true})
+		}, reasonStale},
 		{"disconnected", func(f *freshness, now time.Time) {
 			v := healthy(now)
 			v.Connected = false
 			f.set("e", v)
 		}, reasonDisconnected},
-		{"unrecovered gap", func(f *freshness, now time.Time) {
-			v := healthy(now)
-			v.Gap = true
-			f.set("e", v)
-		}, reasonGap},
+		{"silent beyond its own limit", func(f *freshness, now time.Time) {
+			f.set("e", Freshness{SilenceLimit: time.Second, LastEvent: now.Add(-1500 * time.Millisecond),
+				LastHeartbeat: now.Add(-1500 * time.Millisecond), Connected: true})
+		}, reasonStale},
+		{"silent within a longer limit", func(f *freshness, now time.Time) {
+			f.set("e", Freshness{SilenceLimit: 10 * time.Second, LastEvent: now.Add(-6 * time.Second),
+				LastHeartbeat: now.Add(-6 * time.Second), Connected: true})
+		}, ""},
+		{"no limit: silence alone never pauses", func(f *freshness, now time.Time) {
+			f.set("e", Freshness{LastEvent: now.Add(-time.Hour), LastHeartbeat: now.Add(-time.Hour), Connected: true})
+		}, ""},
 		{"unknown endpoint", func(*freshness, time.Time) {}, reasonUnknown},
 	}
 	for _, tt := range tests {
@@ -71,18 +80,18 @@ func TestGuardPausesAndResumes(t *testing.T) {
 func TestGuardVerdictIsReusedWithinRefresh(t *testing.T) {
 	src := &freshness{}
 	h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
-	src.set("e", Freshness{LastEvent: h.clk.Now(), Connected: true})
+	src.set("e", Freshness{SilenceLimit: testSilenceLimit, LastEvent: h.clk.Now(), Connected: true})
 	if h.TTL("e", "m") == 0 {
 		t.Fatal("healthy endpoint paused")
 	}
-	src.set("e", Freshness{LastEvent: h.clk.Now(), Gap: true})
+	src.set("e", Freshness{SilenceLimit: testSilenceLimit, LastEvent: h.clk.Now()}) // disconnected
 	h.clk.Advance(guardRefresh - time.Nanosecond)
 	if h.TTL("e", "m") == 0 {
 		t.Fatal("verdict re-judged before its refresh period")
 	}
 	h.clk.Advance(time.Nanosecond)
 	if h.TTL("e", "m") != 0 {
-		t.Fatal("gap not seen after the refresh period")
+		t.Fatal("disconnect not seen after the refresh period")
 	}
 }
 
@@ -91,7 +100,7 @@ func TestGuardVerdictIsReusedWithinRefresh(t *testing.T) {
 func TestGuardRefreshMovesGauge(t *testing.T) {
 	src := &freshness{}
 	h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
-	src.set("e", Freshness{LastEvent: h.clk.Now(), Connected: true})
+	src.set("e", Freshness{SilenceLimit: testSilenceLimit, LastEvent: h.clk.Now(), Connected: true})
 	h.TTL("e", "m")
 	h.clk.Advance(10 * time.Second) // no event since: stale
 	h.step(h.clk.Now())
@@ -105,7 +114,7 @@ func TestGuardRefreshMovesGauge(t *testing.T) {
 func TestGuardNeverLengthens(t *testing.T) {
 	src := &freshness{}
 	h := newHarness(t, Config{Mode: ModeAdaptive, MinSamples: 10}, func(o *Options) { o.Freshness = src })
-	src.set("e", Freshness{LastEvent: h.clk.Now(), Connected: true, Gap: true})
+	src.set("e", Freshness{SilenceLimit: testSilenceLimit, LastEvent: h.clk.Now()}) // engine disconnected
 	lat := make([]time.Duration, 10)
 	for i := range lat {
 		lat[i] = 4 * time.Second // confirmations replayed after the gap
@@ -174,11 +183,14 @@ func TestGuardSilentEndpoint(t *testing.T) {
 	tests := []struct {
 		name      string
 		eventLag  time.Duration // when the first event after the route arrives; 0 never
+		limit     time.Duration // the source's silence limit; 0 testSilenceLimit
 		wantPause bool
 	}{
 		{name: "event answers the route in time", eventLag: time.Second, wantPause: false},
 		{name: "no event after the route", wantPause: true},
 		{name: "event only after the limit", eventLag: 6 * time.Second, wantPause: true},
+		{name: "event after the route, within a longer limit", eventLag: 6 * time.Second, limit: 10 * time.Second,
+			wantPause: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,7 +198,10 @@ func TestGuardSilentEndpoint(t *testing.T) {
 			h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
 			start := h.clk.Now()
 			lastEvent := start.Add(-time.Minute) // idle before: events are old, heartbeats fresh
-			beat := func() { src.set("e", Freshness{LastEvent: lastEvent, LastHeartbeat: h.clk.Now(), Connected: true}) }
+			limit := cmp.Or(tt.limit, testSilenceLimit)
+			beat := func() {
+				src.set("e", Freshness{SilenceLimit: limit, LastEvent: lastEvent, LastHeartbeat: h.clk.Now(), Connected: true})
+			}
 			beat()
 			if h.TTL("e", "m") == 0 {
 				t.Fatal("idle endpoint with fresh heartbeats paused before any route")

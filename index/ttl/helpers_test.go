@@ -18,6 +18,10 @@ import (
 var t0 = time.Unix(1_700_000_000, 0)
 
 // freshness is an in-memory FreshnessSource.
+// testSilenceLimit is the silence limit the fake freshness sources report,
+// the subscriber's default (3 heartbeat misses of 2s) rounded down.
+const testSilenceLimit = 5 * time.Second
+
 type freshness struct {
 	mu sync.Mutex
 	m  map[string]Freshness

@@ -45,7 +45,6 @@ type settings struct {
 	Min, Window, Hysteresis time.Duration
 	Resolution              time.Duration
 	Grace                   time.Duration
-	FreshnessLimit          time.Duration
 	WindowSamples           int
 	MaxDecisions            int
 	UsageTimeout            time.Duration
@@ -61,7 +60,7 @@ func (o Options) resolve() settings {
 	c := o.Config.WithDefaults()
 	s := settings{Config: c, Min: c.Jitter.D(), Hysteresis: c.Jitter.D(),
 		Window: windowIntervals * c.Interval.D(), Resolution: Resolution, Grace: o.Grace,
-		FreshnessLimit: freshnessLimit, Replica: o.Replica,
+		Replica:       o.Replica,
 		WindowSamples: o.Limits.WindowSamples, MaxDecisions: o.Limits.MaxDecisions,
 		UsageTimeout: o.Limits.UsageTimeout, MaxSeries: o.Limits.MaxSeries}
 	setInt(&s.WindowSamples, DefaultWindowSamples)
@@ -78,10 +77,6 @@ func (o Options) resolve() settings {
 	}
 	return s
 }
-
-// freshnessLimit pauses speculation for an endpoint with neither an event
-// nor a heartbeat within it.
-const freshnessLimit = 5 * time.Second
 
 func setInt(n *int, def int) {
 	if *n == 0 {
@@ -116,8 +111,8 @@ func (o Options) validate() error {
 // owner's periodic Sweep, so the last outcome can trail the grace window.
 const decisionMargin = 5 * time.Second
 
-// FreshnessSource reports an endpoint's event stream health. cmd adapts the
-// events subscriber to it (combining the endpoint's models and ranks).
+// FreshnessSource reports an endpoint's event stream health; the events
+// subscriber implements it (combining the endpoint's models and ranks).
 // Implementations must be safe for concurrent use and quick.
 type FreshnessSource interface {
 	// Freshness reports what is known about endpoint; ok is false when the
@@ -132,9 +127,14 @@ type Freshness struct {
 	LastEvent, LastHeartbeat time.Time
 	// Connected is false when the relay reports its engine disconnected.
 	Connected bool
-	// Gap is true while a sequence gap has not been recovered (replayed or
-	// reset), so the index's view of the endpoint is unknown.
-	Gap bool
+	// SilenceLimit is how long the endpoint may stay silent before the
+	// source gives it up (the subscriber expires it after its heartbeat
+	// misses times its heartbeat interval). The guard pauses speculation
+	// at the same limit: with neither an event nor a heartbeat within it
+	// (stale), or with no event within it after a route that should have
+	// made the engine store blocks (silent). Zero turns both limits off; an
+	// endpoint never heard from is still stale.
+	SilenceLimit time.Duration
 }
 
 // BacklogGauge reports how far behind the event subscriber is: the age of

@@ -5,8 +5,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/events/subscriber"
 )
 
 // renderedServeConfig returns the router's config file from its ConfigMap.
@@ -55,16 +56,16 @@ func TestServeConfigEvents(t *testing.T) {
 	cases := []struct {
 		name string
 		vals map[string]any
-		want api.EventsConfig
+		want subscriber.Config
 	}{
-		{"no nats disables events", m{}, api.EventsConfig{Disabled: true}},
+		{"no nats disables events", m{}, subscriber.Config{Disabled: true}},
 		{"external with secret", m{"nats": m{"mode": "external", "external": m{"url": "nats://n:4222", "existingSecret": "s"}}},
-			api.EventsConfig{URL: "nats://n:4222", CredsFile: "/etc/warmroute/nats/nats.creds"}},
+			subscriber.Config{Config: bus.Config{URL: "nats://n:4222", CredsFile: "/etc/warmroute/nats/nats.creds"}}},
 		{"embedded jetstream", m{"nats": m{"mode": "embedded"}},
-			api.EventsConfig{URL: "nats://wr-warmroute-nats:4222", JetStream: api.JetStreamConfig{Enabled: true}}},
+			subscriber.Config{Config: bus.Config{URL: "nats://wr-warmroute-nats:4222", JetStream: bus.JetStreamConfig{Enabled: true}}}},
 		{"user events settings kept", m{"nats": m{"mode": "external", "external": m{"url": "nats://n:4222"}},
 			"router": m{"config": m{"events": m{"heartbeatMisses": 5}}}},
-			api.EventsConfig{URL: "nats://n:4222", HeartbeatMisses: 5}},
+			subscriber.Config{Config: bus.Config{URL: "nats://n:4222"}, HeartbeatMisses: 5}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/events"
+	"github.com/warmroute/warmroute/events/bus"
 )
 
 // TestChartProcesses runs the simulator, its relay sidecar, the router and
@@ -28,7 +28,7 @@ func TestChartProcesses(t *testing.T) {
 	bin := buildWarmroute(t)
 	simPort, grpcPort, adminPort := freePort(t), freePort(t), freePort(t)
 	envoyPort, envoyAdmin := freePort(t), freePort(t)
-	nats, err := events.StartEmbedded("127.0.0.1", 0)
+	nats, err := bus.StartEmbedded("127.0.0.1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/extproc"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/index/ttl"
@@ -37,7 +38,7 @@ type Config struct {
 	// Index sizes the prefix index.
 	Index index.Config `json:"index,omitempty"`
 	// Events configures KV event ingestion over NATS.
-	Events api.EventsConfig `json:"events,omitempty"`
+	Events subscriber.Config `json:"events,omitempty"`
 	// TTL controls the lifetime of speculative index entries.
 	TTL ttl.Config `json:"ttl,omitempty"`
 }

@@ -1,0 +1,142 @@
+package bus
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// ConnectOptions say how to reach an external NATS server or cluster.
+// The zero value connects to nothing; URL is required.
+type ConnectOptions struct {
+	// URL is one or more comma-separated NATS URLs.
+	URL string
+	// Name identifies the client in the server's monitoring.
+	Name string
+	// CredsFile is a NATS credentials file (JWT and NKey seed).
+	CredsFile string
+	// NKeySeedFile is a file holding an NKey user seed.
+	NKeySeedFile string
+	// CAFile, CertFile and KeyFile configure TLS; the client pair is optional.
+	CAFile, CertFile, KeyFile string
+}
+
+// Options turns o into nats.go options. Reconnects never give up, and the
+// client-side reconnect buffer is disabled so that publishing while
+// disconnected fails fast and the relay's own bounded, counted buffer holds
+// the messages instead.
+func (o ConnectOptions) Options() ([]nats.Option, error) {
+	opts := []nats.Option{nats.Name(o.Name), nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond), nats.ReconnectJitter(100*time.Millisecond, time.Second),
+		nats.ReconnectBufSize(-1), nats.RetryOnFailedConnect(true)}
+	if o.CredsFile != "" && o.NKeySeedFile != "" {
+		return nil, fmt.Errorf("building NATS options: creds file and nkey seed are exclusive: %w", ErrInvalidConfig)
+	}
+	if o.CredsFile != "" {
+		opts = append(opts, nats.UserCredentials(o.CredsFile))
+	}
+	if o.NKeySeedFile != "" {
+		opt, err := nats.NkeyOptionFromSeed(o.NKeySeedFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading nkey seed: %w", err)
+		}
+		opts = append(opts, opt)
+	}
+	if (o.CertFile == "") != (o.KeyFile == "") {
+		return nil, fmt.Errorf("building NATS options: tls cert and key go together: %w", ErrInvalidConfig)
+	}
+	if o.CAFile != "" {
+		opts = append(opts, nats.RootCAs(o.CAFile))
+	}
+	if o.CertFile != "" {
+		opts = append(opts, nats.ClientCert(o.CertFile, o.KeyFile))
+	}
+	return opts, nil
+}
+
+// Connect dials NATS with o. With RetryOnFailedConnect it returns at once
+// even when the server is not up yet and keeps trying in the background.
+func (o ConnectOptions) Connect() (*nats.Conn, error) {
+	if o.URL == "" {
+		return nil, fmt.Errorf("connecting to NATS: empty URL: %w", ErrInvalidConfig)
+	}
+	opts, err := o.Options()
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(o.URL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to NATS %s: %w", o.URL, err)
+	}
+	return nc, nil
+}
+
+// EmbeddedServer is a real NATS server running inside this process, for a
+// single-machine deployment of `serve`. Close shuts it down and waits.
+// It is safe for concurrent use.
+type EmbeddedServer struct {
+	srv *server.Server
+}
+
+// StartEmbedded starts a NATS server listening on host:port (port 0 picks a
+// free one; use a loopback host unless relays on other machines must reach
+// it) and waits until it accepts clients.
+func StartEmbedded(host string, port int) (*EmbeddedServer, error) {
+	return StartEmbeddedWith(EmbeddedOptions{Host: host, Port: port})
+}
+
+// EmbeddedOptions configures StartEmbeddedWith.
+type EmbeddedOptions struct {
+	// Host and Port are the client listen address; port 0 picks a free one.
+	Host string
+	Port int
+	// JetStreamDir, when set, enables JetStream with file storage there.
+	JetStreamDir string
+}
+
+// StartEmbeddedWith starts a NATS server configured by o and waits until it
+// accepts clients.
+func StartEmbeddedWith(o EmbeddedOptions) (*EmbeddedServer, error) {
+	port := o.Port
+	if port == 0 {
+		port = server.RANDOM_PORT
+	} else if err := portFree(o.Host, port); err != nil {
+		// The server itself only reports "not ready" when its port is
+		// taken; say why.
+		return nil, fmt.Errorf("starting embedded NATS: %w", err)
+	}
+	srv, err := server.NewServer(&server.Options{Host: o.Host, Port: port, NoLog: true, NoSigs: true,
+		MaxPayload: 8 << 20, JetStream: o.JetStreamDir != "", StoreDir: o.JetStreamDir})
+	if err != nil {
+		return nil, fmt.Errorf("starting embedded NATS: %w", err)
+	}
+	go srv.Start() // owned by srv: Shutdown stops it and WaitForShutdown waits
+	if !srv.ReadyForConnections(10 * time.Second) {
+		srv.Shutdown()
+		return nil, errors.New("starting embedded NATS: not ready after 10s")
+	}
+	return &EmbeddedServer{srv: srv}, nil
+}
+
+// ClientURL is the URL relays and routers connect to.
+func (e *EmbeddedServer) ClientURL() string { return e.srv.ClientURL() }
+
+// Close stops the server and waits for it to finish.
+func (e *EmbeddedServer) Close() {
+	e.srv.Shutdown()
+	e.srv.WaitForShutdown()
+}
+
+// portFree checks that host:port can be listened on now.
+func portFree(host string, port int) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return err
+	}
+	return ln.Close()
+}

@@ -1,0 +1,69 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/warmroute/warmroute/api"
+)
+
+// heartbeatLoop publishes a heartbeat every interval, scraping the engine's
+// gauges first when MetricsURL is set. Heartbeats are not buffered: a missed
+// one is simply superseded by the next.
+func (r *Relay) heartbeatLoop(ctx context.Context) {
+	t := time.NewTicker(r.cfg.HeartbeatInterval)
+	defer t.Stop()
+	scraper := newScraper(r.cfg.MetricsURL, r.cfg.HeartbeatInterval)
+	for {
+		if scraper != nil {
+			r.scrape(ctx, scraper)
+		}
+		r.sendHeartbeat(false)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Relay) scrape(ctx context.Context, s *scraper) {
+	load, err := s.scrape(ctx)
+	r.loadMu.Lock()
+	defer r.loadMu.Unlock()
+	if err != nil {
+		r.metrics.scrapeErrors.Inc()
+		r.log.Debug("scraping engine metrics", "err", err)
+		r.load = nil // stale gauges are worse than none
+		return
+	}
+	r.load = &load
+}
+
+// heartbeat describes the relay's current state.
+func (r *Relay) heartbeat(leaving bool) api.Heartbeat {
+	h := api.Heartbeat{Endpoint: r.cfg.Endpoint, Model: r.cfg.Model, DPRank: r.cfg.DPRank,
+		BlockSize: r.cfg.BlockSize, Relay: r.cfg.RelayID, EngineConnected: r.connected.Load(),
+		Interval: api.Duration(r.cfg.HeartbeatInterval), SentAt: time.Now(), Leaving: leaving}
+	if r.haveSeq.Load() {
+		seq := r.lastSeq.Load()
+		h.Seq = &seq
+	}
+	r.loadMu.Lock()
+	h.Load = r.load
+	r.loadMu.Unlock()
+	return h
+}
+
+func (r *Relay) sendHeartbeat(leaving bool) {
+	body, err := json.Marshal(r.heartbeat(leaving))
+	if err == nil {
+		err = r.nc.Publish(r.hbSubj, body)
+	}
+	if err != nil {
+		r.metrics.heartbeats.WithLabelValues("failed").Inc()
+		return
+	}
+	r.metrics.heartbeats.WithLabelValues("sent").Inc()
+}

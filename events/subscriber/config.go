@@ -1,0 +1,60 @@
+package subscriber
+
+import (
+	"errors"
+
+	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/events/predictions"
+)
+
+// Config is the `events:` section of serve's configuration: how the router
+// reaches NATS (bus.Config, inline), how it follows the streams, and the
+// prediction share riding on the same connection. The zero value means
+// every default.
+type Config struct {
+	// Disabled turns event ingestion off: no NATS, no discovery, an index
+	// that only ever holds predictions.
+	Disabled bool `json:"disabled,omitempty"`
+	bus.Config
+	// QueueSize bounds messages between the NATS handler and the apply loop.
+	// Default DefaultQueueSize. Overflow is counted and shows up as a gap.
+	// Not a file setting: the default holds seconds of any relay's rate,
+	// and a bigger queue only hides a subscriber that cannot keep up.
+	QueueSize int `json:"-"`
+	// HeartbeatMisses is how many relay heartbeat intervals a source may
+	// stay silent (no batch, no heartbeat) before it is expired, cleared
+	// and removed; the TTL controller pauses speculation for it at the same
+	// limit. Default DefaultHeartbeatMisses.
+	HeartbeatMisses int `json:"heartbeatMisses,omitempty"`
+	// Predictions shares speculative predictions with other router replicas.
+	Predictions predictions.Config `json:"predictions,omitempty"`
+}
+
+// Defaults used when a Config field is zero.
+const (
+	DefaultQueueSize       = 65536
+	DefaultHeartbeatMisses = 3
+)
+
+// WithDefaults returns a copy of c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	c.Config = c.Config.WithDefaults()
+	if c.QueueSize == 0 {
+		c.QueueSize = DefaultQueueSize
+	}
+	if c.HeartbeatMisses == 0 {
+		c.HeartbeatMisses = DefaultHeartbeatMisses
+	}
+	c.Predictions = c.Predictions.WithDefaults()
+	return c
+}
+
+// Validate reports every problem in c, joined, or nil.
+func (c Config) Validate() error {
+	errs := []error{c.Config.Validate()}
+	if c.QueueSize < 0 || c.HeartbeatMisses < 0 {
+		errs = append(errs, errors.New("events: queueSize and heartbeatMisses must not be negative"))
+	}
+	errs = append(errs, c.Predictions.Validate())
+	return errors.Join(errs...)
+}

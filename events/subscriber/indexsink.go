@@ -1,0 +1,121 @@
+package subscriber
+
+import (
+	"errors"
+
+	"github.com/warmroute/warmroute/events/wire"
+	"github.com/warmroute/warmroute/index"
+)
+
+// IndexSink applies engine batches to an *index.Index: it is the Sink a
+// router's Subscriber feeds. Every block or event the index could not take
+// is counted by reason in warmroute_events_sink_dropped_total, because a
+// silently shrinking index looks exactly like a cold cache.
+//
+// A BlockStored is keyed under the identity the engine computed it with: its
+// lora_name when set, otherwise the Source's model (the served model name the
+// relay publishes under, which is also what requests name).
+//
+// Safe for concurrent use (the index is); the Subscriber calls it from one
+// goroutine anyway. Build it with NewIndexSink; the zero value is not usable.
+type IndexSink struct {
+	ix      *index.Index
+	metrics *sinkMetrics
+}
+
+// NewIndexSink returns a sink writing to ix, counting into m (from
+// NewMetrics, shared with the Subscriber; nil: unregistered metrics).
+func NewIndexSink(ix *index.Index, m *Metrics) *IndexSink {
+	if m == nil {
+		m, _ = NewMetrics(nil) // nothing to register, so no error
+	}
+	return &IndexSink{ix: ix, metrics: &m.sink}
+}
+
+// ApplyBatch applies b's events in order.
+func (s *IndexSink) ApplyBatch(src Source, b *wire.Batch) {
+	for i := range b.Events {
+		s.apply(src, &b.Events[i])
+	}
+}
+
+// ClearSource forgets what src's rank stored. Predictions for the endpoint
+// stay: the endpoint is still there and may yet confirm them.
+func (s *IndexSink) ClearSource(src Source) {
+	if _, err := s.ix.ClearRank(src.Endpoint, src.DPRank); err != nil {
+		s.drop(err)
+	}
+}
+
+// ClearEndpoint forgets everything about an endpoint that left: every
+// rank's blocks and every prediction.
+func (s *IndexSink) ClearEndpoint(endpoint string) {
+	if _, err := s.ix.ClearEndpoint(endpoint); err != nil {
+		s.drop(err)
+	}
+}
+
+func (s *IndexSink) apply(src Source, ev *wire.Event) {
+	var err error
+	switch ev.Kind {
+	case wire.KindBlockStored:
+		err = s.store(src, ev)
+	case wire.KindBlockRemoved:
+		// Hashes the index did not hold are counted by the index itself
+		// (warmroute_index_unknown_removed_total).
+		_, err = s.ix.Remove(src.Endpoint, src.DPRank, ev.BlockHashes, index.ParseMedium(ev.Medium))
+	case wire.KindAllBlocksCleared:
+		_, err = s.ix.ClearRank(src.Endpoint, src.DPRank)
+	default:
+		err = errUnknownKind
+	}
+	if err != nil {
+		s.metrics.events.WithLabelValues(ev.Kind.String(), "rejected").Inc()
+		s.drop(err)
+		return
+	}
+	s.metrics.events.WithLabelValues(ev.Kind.String(), "applied").Inc()
+}
+
+func (s *IndexSink) store(src Source, ev *wire.Event) error {
+	id := index.Identity{Model: src.Model, LoRA: ev.LoRAName}
+	res, err := s.ix.Store(index.Stored{Endpoint: src.Endpoint, Rank: src.DPRank, Hashes: ev.BlockHashes,
+		Parent: ev.ParentHash, HasParent: ev.HasParent, Tokens: ev.TokenIDs, BlockSize: ev.BlockSize,
+		Identity: id, Medium: index.ParseMedium(ev.Medium)})
+	if err != nil {
+		return err
+	}
+	// An unknown parent is counted by the index
+	// (warmroute_index_unknown_parent_total); skipped blocks are not, when
+	// the event's token and hash counts disagree.
+	s.metrics.dropped.WithLabelValues("unkeyed_block").Add(float64(res.Skipped))
+	return nil
+}
+
+// errUnknownKind guards against a Kind added to the decoder but not here.
+var errUnknownKind = errors.New("event kind not handled by the index sink")
+
+// drop counts err under its reason, unless the index counts it already.
+func (s *IndexSink) drop(err error) {
+	if reason := dropReason(err); reason != "" {
+		s.metrics.dropped.WithLabelValues(reason).Inc()
+	}
+}
+
+// dropReason maps an index error to a bounded label value; "" when the
+// index counts it itself.
+func dropReason(err error) string {
+	switch {
+	case errors.Is(err, index.ErrBlockSize):
+		return "" // counted by the index: warmroute_index_block_size_mismatch_total
+	case errors.Is(err, index.ErrTokenRange):
+		return "token_range"
+	case errors.Is(err, index.ErrRank):
+		return "rank"
+	case errors.Is(err, index.ErrEndpoint):
+		return "endpoint"
+	case errors.Is(err, errUnknownKind):
+		return "unknown_kind"
+	}
+	return "other"
+}

@@ -1,0 +1,157 @@
+package subscriber
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/events/wire"
+)
+
+// Reasons for clearing a source, beyond the relay's api.ResetReason values.
+// They label subscriber_resets_total.
+const (
+	clearGap         = "gap"
+	clearMalformed   = "malformed"
+	clearRelayChange = "relay_change"
+	clearStreamStart = "stream_start"
+	clearExpired     = "expired"
+	clearLeave       = "leave"
+)
+
+func (s *Subscriber) handle(in inbound) {
+	if in.heartbeat {
+		s.handleHeartbeat(in)
+		return
+	}
+	src, kind, seq, relay, err := parseEventMsg(in.msg)
+	if err != nil {
+		s.metrics.messages.WithLabelValues("bad_header").Inc()
+		s.log.Warn("ignoring event message", "subject", in.msg.Subject, "err", err)
+		return
+	}
+	s.mu.Lock()
+	st := s.stream(src)
+	s.mu.Unlock()
+	if kind == api.EventKindReset {
+		reason := in.msg.Header.Get(api.EventResetReasonHeader)
+		s.clear(src, st, resetLabel(reason), in.at)
+		st.expect, st.inOrder = seq, true
+		return
+	}
+	s.applyBatch(src, st, in, seq, relay)
+}
+
+// resetLabel keeps the metric label set closed whatever a relay sends.
+func resetLabel(reason string) string {
+	switch api.ResetReason(reason) {
+	case api.ResetGap, api.ResetRestart, api.ResetReconnect, api.ResetOverflow:
+		return reason
+	}
+	return "other"
+}
+
+func (s *Subscriber) applyBatch(src Source, st *streamState, in inbound, seq uint64, relay string) {
+	switch {
+	case st.inOrder && relay != st.fresh.Relay && seq != st.expect:
+		// A different relay instance that does not continue the stream:
+		// the engine may have restarted while no relay watched it.
+		s.clear(src, st, clearRelayChange, in.at)
+	case st.inOrder && seq != st.expect && in.msg.Header.Get(api.EventStreamStartHeader) == "true":
+		// The engine's first batch, republished from its replay buffer by a
+		// relay (even one reusing a relay id): it supersedes what the
+		// Source holds, and the batches after it rebuild the state.
+		s.clear(src, st, clearStreamStart, in.at)
+	case st.inOrder && seq < st.expect:
+		s.metrics.messages.WithLabelValues("duplicate").Inc()
+		return
+	case st.inOrder && seq > st.expect:
+		s.metrics.gaps.Inc()
+		s.mu.Lock()
+		st.fresh.Gaps++
+		s.mu.Unlock()
+		s.clear(src, st, clearGap, in.at)
+	}
+	var b wire.Batch
+	if err := wire.DecodeBatch(in.msg.Data, &b); err != nil {
+		s.metrics.messages.WithLabelValues("malformed").Inc()
+		s.log.Warn("clearing source after undecodable batch", "endpoint", src.Endpoint, "err", err)
+		s.clear(src, st, clearMalformed, in.at)
+		st.inOrder = false
+		return
+	}
+	s.sink.ApplyBatch(src, &b)
+	s.recordApplied(st, &b, seq, relay, in)
+}
+
+func (s *Subscriber) recordApplied(st *streamState, b *wire.Batch, seq uint64, relay string, in inbound) {
+	at := in.at
+	st.expect, st.inOrder = seq+1, true
+	s.mu.Lock()
+	st.fresh.LastEvent, st.fresh.LastSeq, st.fresh.HasSeq, st.fresh.Relay = at, seq, true, relay
+	s.mu.Unlock()
+	s.metrics.messages.WithLabelValues("applied").Inc()
+	s.metrics.skippedEvents.Add(float64(b.Skipped))
+	for i := range b.Events {
+		switch b.Events[i].Kind {
+		case wire.KindBlockStored:
+			s.metrics.blocks.WithLabelValues("stored").Add(float64(len(b.Events[i].BlockHashes)))
+		case wire.KindBlockRemoved:
+			s.metrics.blocks.WithLabelValues("removed").Add(float64(len(b.Events[i].BlockHashes)))
+		}
+	}
+	// A replayed batch's age measures the router's downtime, not the event
+	// path that the lag histogram (and the TTL advice built on it) is about.
+	if b.TS > 0 && !in.replayed {
+		s.metrics.lag.Observe(max(0, at.Sub(time.UnixMicro(int64(b.TS*1e6))).Seconds()))
+	}
+}
+
+// clear empties src in the sink and records why.
+func (s *Subscriber) clear(src Source, st *streamState, reason string, at time.Time) {
+	s.sink.ClearSource(src)
+	s.metrics.resets.WithLabelValues(reason).Inc()
+	s.mu.Lock()
+	st.fresh.Resets++
+	st.fresh.LastReset = at
+	s.mu.Unlock()
+	st.inOrder = false
+}
+
+// stream returns src's state, creating it. Callers hold s.mu.
+func (s *Subscriber) stream(src Source) *streamState {
+	st, ok := s.streams[src]
+	if !ok {
+		st = &streamState{}
+		s.streams[src] = st
+		if s.byEndpoint[src.Endpoint] == nil {
+			s.byEndpoint[src.Endpoint] = map[Source]struct{}{}
+		}
+		s.byEndpoint[src.Endpoint][src] = struct{}{}
+	}
+	return st
+}
+
+// parseEventMsg reads the Source and sequence of an event message.
+func parseEventMsg(m *nats.Msg) (src Source, kind string, seq uint64, relay string, err error) {
+	model, endpoint, err := api.ParseSubject(api.EventSubjectPrefix, m.Subject)
+	if err != nil {
+		return src, "", 0, "", err
+	}
+	kind = m.Header.Get(api.EventKindHeader)
+	if kind != api.EventKindBatch && kind != api.EventKindReset {
+		return src, "", 0, "", fmt.Errorf("kind header %q: %w", kind, ErrBadSubject)
+	}
+	seq, err = strconv.ParseUint(m.Header.Get(api.EventSeqHeader), 10, 64)
+	if err != nil {
+		return src, "", 0, "", fmt.Errorf("seq header: %w: %w", ErrBadSubject, err)
+	}
+	rank, err := strconv.Atoi(m.Header.Get(api.EventDPRankHeader))
+	if err != nil || rank < 0 {
+		return src, "", 0, "", fmt.Errorf("dp rank header %q: %w", m.Header.Get(api.EventDPRankHeader), ErrBadSubject)
+	}
+	return Source{Model: model, Endpoint: endpoint, DPRank: rank}, kind, seq, m.Header.Get(api.EventRelayHeader), nil
+}

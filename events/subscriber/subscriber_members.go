@@ -1,0 +1,72 @@
+package subscriber
+
+import (
+	"time"
+
+	"github.com/warmroute/warmroute/api"
+)
+
+func (s *Subscriber) handleHeartbeat(in inbound) {
+	model, endpoint, err := api.ParseSubject(api.HeartbeatSubjectPrefix, in.msg.Subject)
+	h, herr := decodeHeartbeat(in.msg.Data)
+	if err != nil || herr != nil || h.Model != model || h.Endpoint != endpoint {
+		s.metrics.messages.WithLabelValues("bad_header").Inc()
+		s.log.Warn("ignoring heartbeat", "subject", in.msg.Subject, "err", err, "body_err", herr)
+		return
+	}
+	src := Source{Model: model, Endpoint: endpoint, DPRank: h.DPRank}
+	s.mu.Lock()
+	st := s.stream(src)
+	st.fresh.LastHeartbeat, st.fresh.EngineConnected = in.at, h.EngineConnected
+	st.fresh.Interval, st.fresh.Load = h.Interval.D(), h.Load
+	wasUp := st.up
+	st.up = true
+	s.mu.Unlock()
+	if h.Leaving {
+		s.remove(src, st, clearLeave)
+		return
+	}
+	if !wasUp && s.members != nil {
+		s.members.SourceUp(src, h)
+	}
+}
+
+// silenceLimit is how long f's source may stay silent (no batch, no
+// heartbeat) before it is expired: HeartbeatMisses of its heartbeat
+// intervals. The TTL controller's freshness guard pauses on the same limit.
+func (s *Subscriber) silenceLimit(f *Freshness) time.Duration {
+	return time.Duration(s.cfg.HeartbeatMisses) * f.interval()
+}
+
+// expire removes sources that have been silent beyond their silence limit.
+func (s *Subscriber) expire() {
+	now := s.now()
+	var dead []Source
+	s.mu.RLock()
+	for src, st := range s.streams {
+		if now.Sub(st.fresh.lastSeen()) > s.silenceLimit(&st.fresh) {
+			dead = append(dead, src)
+		}
+	}
+	s.mu.RUnlock()
+	for _, src := range dead {
+		s.metrics.expired.Inc()
+		s.remove(src, s.streams[src], clearExpired)
+	}
+}
+
+// remove clears src, forgets it and tells the membership observer.
+func (s *Subscriber) remove(src Source, st *streamState, reason string) {
+	s.sink.ClearSource(src)
+	s.metrics.resets.WithLabelValues(reason).Inc()
+	s.mu.Lock()
+	delete(s.streams, src)
+	delete(s.byEndpoint[src.Endpoint], src)
+	if len(s.byEndpoint[src.Endpoint]) == 0 {
+		delete(s.byEndpoint, src.Endpoint)
+	}
+	s.mu.Unlock()
+	if st.up && s.members != nil {
+		s.members.SourceDown(src, reason)
+	}
+}

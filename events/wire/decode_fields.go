@@ -1,0 +1,273 @@
+package wire
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// field identifies an event field independently of how it was located (by
+// map key or by legacy array position).
+type field uint8
+
+const (
+	fieldSkip field = iota
+	fieldBlockHashes
+	fieldParent
+	fieldTokens
+	fieldBlockSize
+	fieldLoRAID
+	fieldMedium
+	fieldLoRAName
+	fieldExtraKeys
+	fieldGroupIdx
+	fieldSpecKind
+	fieldSlidingWindow
+	fieldLocality
+	fieldOwnership
+	fieldSessionID
+)
+
+// positional lists each kind's fields in declaration order, which is the
+// legacy array layout after the tag.
+var positional = [...][]field{
+	KindBlockStored: {fieldBlockHashes, fieldParent, fieldTokens, fieldBlockSize,
+		fieldLoRAID, fieldMedium, fieldLoRAName, fieldExtraKeys, fieldGroupIdx,
+		fieldSpecKind, fieldSlidingWindow, fieldLocality, fieldOwnership, fieldSessionID},
+	KindBlockRemoved:     {fieldBlockHashes, fieldMedium, fieldGroupIdx, fieldLocality, fieldOwnership},
+	KindAllBlocksCleared: nil,
+	KindUnknown:          nil,
+}
+
+func fieldByName(key []byte) field {
+	switch string(key) {
+	case "block_hashes":
+		return fieldBlockHashes
+	case "parent_block_hash":
+		return fieldParent
+	case "token_ids":
+		return fieldTokens
+	case "block_size":
+		return fieldBlockSize
+	case "lora_id":
+		return fieldLoRAID
+	case "medium":
+		return fieldMedium
+	case "lora_name":
+		return fieldLoRAName
+	case "extra_keys":
+		return fieldExtraKeys
+	case "group_idx":
+		return fieldGroupIdx
+	case "kv_cache_spec_kind":
+		return fieldSpecKind
+	case "kv_cache_spec_sliding_window":
+		return fieldSlidingWindow
+	case "locality":
+		return fieldLocality
+	case "ownership":
+		return fieldOwnership
+	case "session_id":
+		return fieldSessionID
+	}
+	return fieldSkip
+}
+
+var fieldNames = [...]string{"", "block_hashes", "parent_block_hash", "token_ids",
+	"block_size", "lora_id", "medium", "lora_name", "extra_keys", "group_idx",
+	"kv_cache_spec_kind", "kv_cache_spec_sliding_window", "locality", "ownership", "session_id"}
+
+// decodeField decodes one field value into ev. Every optional field accepts nil.
+func decodeField(r *reader, b *Batch, ev *Event, f field) error {
+	if f == fieldSkip {
+		return r.skip()
+	}
+	if err := decodeFieldValue(r, b, ev, f); err != nil {
+		return fmt.Errorf("%s: %w", fieldNames[f], err)
+	}
+	return nil
+}
+
+func decodeFieldValue(r *reader, b *Batch, ev *Event, f field) error {
+	if r.readNil() {
+		return nil
+	}
+	var err error
+	switch f {
+	case fieldBlockHashes:
+		ev.BlockHashes, err = decodeHashes(r, b)
+	case fieldParent:
+		ev.ParentHash, err = readHash(r)
+		ev.HasParent = err == nil
+	case fieldTokens:
+		ev.TokenIDs, err = decodeTokens(r, b)
+	case fieldBlockSize:
+		ev.BlockSize, err = readSmallInt(r)
+	case fieldLoRAID:
+		ev.LoRAID, err = r.readInt()
+	case fieldExtraKeys:
+		ev.ExtraKeys, err = decodeExtraKeys(r, b)
+	case fieldGroupIdx:
+		ev.GroupIdx, err = readSmallInt(r)
+	case fieldSlidingWindow:
+		ev.SlidingWindow, err = readSmallInt(r)
+	default:
+		err = decodeStringField(r, ev, f)
+	}
+	return err
+}
+
+func decodeStringField(r *reader, ev *Event, f field) error {
+	s, err := r.readStr()
+	if err != nil {
+		return err
+	}
+	switch f {
+	case fieldMedium:
+		ev.Medium = internMedium(s)
+	case fieldLoRAName:
+		ev.LoRAName = string(s)
+	case fieldSpecKind:
+		ev.SpecKind = internSpecKind(s)
+	case fieldLocality:
+		ev.Locality = string(s)
+	case fieldOwnership:
+		ev.Ownership = string(s)
+	case fieldSessionID:
+		ev.SessionID = string(s)
+	}
+	return nil
+}
+
+// internMedium and internSpecKind return constants for the common values so
+// the hot path does not allocate a string per event.
+func internMedium(s []byte) string {
+	switch string(s) {
+	case "GPU":
+		return "GPU"
+	case "CPU":
+		return "CPU"
+	case "STORAGE":
+		return "STORAGE"
+	}
+	return string(s)
+}
+
+func internSpecKind(s []byte) string {
+	if string(s) == "full_attention" {
+		return "full_attention"
+	}
+	return string(s)
+}
+
+// readSmallInt reads a non-negative int that fits comfortably in an int.
+func readSmallInt(r *reader) (int, error) {
+	v, err := r.readInt()
+	if err != nil {
+		return 0, err
+	}
+	if v < 0 || v > math.MaxInt32 {
+		return 0, fmt.Errorf("value %d out of range: %w", v, ErrMalformed)
+	}
+	return int(v), nil
+}
+
+// readHash normalises an engine block hash: uint64 as is, a signed integer by
+// its two's complement pattern, bin as its last 8 bytes big-endian.
+func readHash(r *reader) (uint64, error) {
+	c, err := r.peek()
+	if err != nil {
+		return 0, err
+	}
+	if c >= mpBin8 && c <= mpBin32 {
+		bin, err := r.readBin()
+		if err != nil {
+			return 0, err
+		}
+		var h uint64
+		for _, x := range bin[max(0, len(bin)-8):] {
+			h = h<<8 | uint64(x)
+		}
+		return h, nil
+	}
+	u, _, err := r.readInteger()
+	return u, err
+}
+
+func decodeHashes(r *reader, b *Batch) ([]uint64, error) {
+	n, err := r.readArrayLen()
+	if err != nil {
+		return nil, err
+	}
+	start := len(b.hashes)
+	b.hashes = slices.Grow(b.hashes, n)
+	for i := range n {
+		h, err := readHash(r)
+		if err != nil {
+			return nil, fmt.Errorf("hash %d: %w", i, err)
+		}
+		b.hashes = append(b.hashes, h)
+	}
+	return b.hashes[start:len(b.hashes):len(b.hashes)], nil
+}
+
+// decodeTokens reads token ids with a fast path for the integer encodings
+// msgpack writers use for non-negative values below 2^32.
+func decodeTokens(r *reader, b *Batch) ([]uint32, error) {
+	n, err := r.readArrayLen()
+	if err != nil {
+		return nil, err
+	}
+	start := len(b.tokens)
+	b.tokens = slices.Grow(b.tokens, n)
+	for i := range n {
+		t, err := readToken(r)
+		if err != nil {
+			return nil, fmt.Errorf("token %d: %w", i, err)
+		}
+		b.tokens = append(b.tokens, t)
+	}
+	return b.tokens[start:len(b.tokens):len(b.tokens)], nil
+}
+
+func readToken(r *reader) (uint32, error) {
+	p := r.b[r.off:]
+	if len(p) > 0 && p[0] <= 0x7f {
+		r.off++
+		return uint32(p[0]), nil
+	}
+	if len(p) >= 3 && p[0] == mpUint16 {
+		r.off += 3
+		return uint32(p[1])<<8 | uint32(p[2]), nil
+	}
+	if len(p) >= 5 && p[0] == mpUint32 {
+		r.off += 5
+		return uint32(p[1])<<24 | uint32(p[2])<<16 | uint32(p[3])<<8 | uint32(p[4]), nil
+	}
+	v, err := r.readInt()
+	if err != nil {
+		return 0, err
+	}
+	if v < 0 || v > math.MaxUint32 {
+		return 0, fmt.Errorf("token id %d out of range: %w", v, ErrMalformed)
+	}
+	return uint32(v), nil
+}
+
+func decodeExtraKeys(r *reader, b *Batch) ([][]byte, error) {
+	n, err := r.readArrayLen()
+	if err != nil {
+		return nil, err
+	}
+	start := len(b.extras)
+	for i := range n {
+		var v []byte
+		if !r.readNil() {
+			if v, err = r.raw(); err != nil {
+				return nil, fmt.Errorf("entry %d: %w", i, err)
+			}
+		}
+		b.extras = append(b.extras, v)
+	}
+	return b.extras[start:len(b.extras):len(b.extras)], nil
+}

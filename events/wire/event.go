@@ -1,0 +1,103 @@
+package wire
+
+// Kind says which engine event an Event holds.
+type Kind uint8
+
+// Event kinds. KindUnknown never appears in a decoded Batch: unknown tags are
+// skipped and counted in Batch.Skipped.
+const (
+	KindUnknown Kind = iota
+	KindBlockStored
+	KindBlockRemoved
+	KindAllBlocksCleared
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindBlockStored:
+		return "BlockStored"
+	case KindBlockRemoved:
+		return "BlockRemoved"
+	case KindAllBlocksCleared:
+		return "AllBlocksCleared"
+	}
+	return "unknown"
+}
+
+// Batch is one engine publication: the events of one scheduler step.
+//
+// A Batch decoded by a Decoder borrows memory from it: its slices stay valid
+// until the next Decode into the same Batch. Copy what must outlive that.
+// A Batch is not safe for concurrent use; the zero value is an empty batch.
+type Batch struct {
+	// TS is the engine's wall-clock time of the step, in seconds since the epoch.
+	TS float64
+	// Events are the known events in publication order.
+	Events []Event
+	// DPRank is the engine's data-parallel rank when the batch names one.
+	DPRank int
+	// HasDPRank reports whether the payload carried a data-parallel rank.
+	HasDPRank bool
+	// Skipped counts events with an unknown tag that were left out.
+	Skipped int
+
+	hashes []uint64 // arena for Events[i].BlockHashes
+	tokens []uint32 // arena for Events[i].TokenIDs
+	extras [][]byte // arena for Events[i].ExtraKeys
+}
+
+// Blocks returns the number of block hashes stored or removed in the batch.
+func (b *Batch) Blocks() int {
+	n := 0
+	for i := range b.Events {
+		n += len(b.Events[i].BlockHashes)
+	}
+	return n
+}
+
+func (b *Batch) reset() {
+	b.TS, b.DPRank, b.HasDPRank, b.Skipped = 0, 0, false, 0
+	b.Events = b.Events[:0]
+	b.hashes = b.hashes[:0]
+	b.tokens = b.tokens[:0]
+	b.extras = b.extras[:0]
+}
+
+// Event is one BlockStored, BlockRemoved or AllBlocksCleared. Fields that do
+// not apply to the Kind, and optional fields the engine sent as nil or
+// omitted, hold their zero value.
+type Event struct {
+	Kind Kind
+	// BlockHashes are the engine's block hashes, normalised to uint64: uint64
+	// as is, negative int64 by two's complement, bin as its last 8 bytes
+	// big-endian. They identify blocks for BlockRemoved; they are not
+	// reproducible by a router (vLLM hashes from a random per-process seed)
+	// and must never be logged above debug.
+	BlockHashes []uint64
+	// ParentHash is the hash of the block before BlockHashes[0]; HasParent is
+	// false for a chain that starts at the first block.
+	ParentHash uint64
+	HasParent  bool
+	// TokenIDs are the tokens of the stored full blocks, in order.
+	TokenIDs []uint32
+	// BlockSize is the engine's block size in tokens (0 for offload tiers
+	// reusing known hashes).
+	BlockSize int
+	// LoRAID is vLLM's deprecated integer adapter id; 0 means none.
+	LoRAID int64
+	// Medium is the storage tier ("GPU", "CPU", ...); empty when nil.
+	Medium string
+	// LoRAName names the adapter the blocks were computed with; empty for the base model.
+	LoRAName string
+	// ExtraKeys has one raw msgpack value per block when the engine sent
+	// extra keys (multimodal hashes, cache salt); a nil entry means none.
+	ExtraKeys [][]byte
+	// GroupIdx is the KV-cache group (hybrid models); 0 when absent.
+	GroupIdx int
+	// SpecKind is kv_cache_spec_kind (e.g. "full_attention"); empty when nil.
+	SpecKind string
+	// SlidingWindow is kv_cache_spec_sliding_window in tokens; 0 when nil.
+	SlidingWindow int
+	// Locality, Ownership and SessionID are newer optional vLLM fields.
+	Locality, Ownership, SessionID string
+}
