@@ -39,3 +39,17 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+// MarshalText writes the duration as time.Duration.String does, so that
+// flag.TextVar can bind a Duration.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads a Go duration string ("250ms").
+func (d *Duration) UnmarshalText(b []byte) error {
+	p, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(p)
+	return nil
+}

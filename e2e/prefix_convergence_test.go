@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 
 	"github.com/warmroute/warmroute/e2e/harness"
 	"github.com/warmroute/warmroute/internal/testwait"
@@ -22,7 +22,7 @@ func TestIndexConvergence(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps := newPrefixStack(t, harness.PrefixOptions{NATSD: natsd, JetStream: true,
-		Configure: func(c *serveconfig.Config) {
+		Configure: func(c *router.Config) {
 			// Sources outlive a NATS restart (40 x 250ms heartbeats), so
 			// the router keeps what it knew instead of expiring it.
 			c.Events.HeartbeatMisses = 40

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
@@ -24,7 +24,7 @@ const pausedMetric = "warmroute_ttl_speculation_paused"
 // guard treats a heartbeating relay whose engine is quiet as fresh (an idle
 // engine publishes nothing either).
 func TestFreshnessGuard(t *testing.T) {
-	ps := newPrefixStack(t, harness.PrefixOptions{Configure: func(c *serveconfig.Config) {
+	ps := newPrefixStack(t, harness.PrefixOptions{Configure: func(c *router.Config) {
 		c.Events.HeartbeatMisses = 4 // a 1s silence limit at the relays' 250ms heartbeats
 		// The guard re-judges every endpoint each round; short rounds make
 		// the gauge follow quickly.

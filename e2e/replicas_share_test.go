@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
@@ -93,7 +93,7 @@ func simAddr(t *testing.T, rs *harness.ReplicaStack, id string) string {
 func TestReplicasSharePredictions(t *testing.T) {
 	rs := newReplicaStack(t, harness.ReplicaOptions{JetStream: true,
 		SimArgs: []string{"--event-delay", "1s"},
-		Configure: func(c *serveconfig.Config) {
+		Configure: func(c *router.Config) {
 			// Long enough to outlive a replica restart.
 			c.TTL.Static, c.TTL.MaxStale = api.Duration(6*time.Second), api.Duration(10*time.Second)
 		}})

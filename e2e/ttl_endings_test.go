@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
@@ -33,7 +33,7 @@ const (
 func TestTTLEndings(t *testing.T) {
 	ps := newPrefixStack(t, harness.PrefixOptions{Sims: 2,
 		SimArgs: []string{"--event-delay", eventDelay.String()},
-		Configure: func(c *serveconfig.Config) {
+		Configure: func(c *router.Config) {
 			c.TTL.Static = api.Duration(staticTTL)
 			c.Index.Grace = api.Duration(indexGrace)
 		}})

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 	"github.com/warmroute/warmroute/index/ttl"
 
 	"github.com/warmroute/warmroute/api"
@@ -55,7 +55,7 @@ func TestTTLMeasuresInjectedDelay(t *testing.T) {
 	const requests = 40
 	ps := newPrefixStack(t, harness.PrefixOptions{Sims: 2,
 		SimArgs: []string{"--event-delay", delay.base.String(), "--event-jitter", delay.jitter.String()},
-		Configure: func(c *serveconfig.Config) {
+		Configure: func(c *router.Config) {
 			c.TTL.Mode, c.TTL.Percentile = ttl.ModeAdvise, "p95"
 			c.TTL.MinSamples = requests - 5
 			c.TTL.Interval = api.Duration(250 * time.Millisecond)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
@@ -22,7 +22,7 @@ func TestTTLPipelineCutStopsSpeculativeRoutes(t *testing.T) {
 		// Events arrive late enough that a quick second request can only
 		// rest on the first's prediction.
 		SimArgs: []string{"--event-delay", "400ms"},
-		Configure: func(c *serveconfig.Config) {
+		Configure: func(c *router.Config) {
 			c.Events.HeartbeatMisses = 4 // a 1s silence limit at the relays' 250ms heartbeats
 			c.TTL.Interval = api.Duration(250 * time.Millisecond)
 		}})

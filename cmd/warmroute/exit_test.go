@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warmroute/warmroute/internal/cli"
 )
 
 // TestExitCodes runs the command line as main does and checks the exit status
@@ -31,59 +33,59 @@ func TestExitCodes(t *testing.T) {
 		args []string
 		want int
 	}{
-		{"no subcommand", nil, exitUsage},
-		{"-h", []string{"-h"}, exitOK},
-		{"--help", []string{"--help"}, exitOK},
-		{"help", []string{"help"}, exitOK},
-		{"help serve", []string{"help", "serve"}, exitOK},
-		{"help unknown", []string{"help", "nope"}, exitUsage},
-		{"version", []string{"version"}, exitOK},
-		{"--version", []string{"--version"}, exitOK},
-		{"version with arguments", []string{"version", "x"}, exitUsage},
-		{"unknown subcommand", []string{"route"}, exitUsage},
+		{"no subcommand", nil, cli.ExitUsage},
+		{"-h", []string{"-h"}, cli.ExitOK},
+		{"--help", []string{"--help"}, cli.ExitOK},
+		{"help", []string{"help"}, cli.ExitOK},
+		{"help serve", []string{"help", "serve"}, cli.ExitOK},
+		{"help unknown", []string{"help", "nope"}, cli.ExitUsage},
+		{"version", []string{"version"}, cli.ExitOK},
+		{"--version", []string{"--version"}, cli.ExitOK},
+		{"version with arguments", []string{"version", "x"}, cli.ExitUsage},
+		{"unknown subcommand", []string{"route"}, cli.ExitUsage},
 
-		{"serve -h", []string{"serve", "-h"}, exitOK},
-		{"serve --help", []string{"serve", "--help"}, exitOK},
-		{"serve unknown flag", []string{"serve", "--bogus"}, exitUsage},
-		{"serve flag value does not parse", []string{"serve", "--fallbacks", "many"}, exitUsage},
-		{"serve bad --log-format", []string{"serve", "--log-format", "xml"}, exitUsage},
-		{"serve bad --log-level", []string{"serve", "--log-level", "loud"}, exitUsage},
-		{"serve stray argument", append(serveOK, "extra"), exitUsage},
-		{"serve flag fails validation", append(serveOK, "--ttl-mode", "sometimes"), exitUsage},
-		{"serve --tokenizer for no pool", append(serveOK, "--tokenizer", "other=/tmp"), exitUsage},
-		{"serve config file missing", []string{"serve", "--config", filepath.Join(dir, "missing.yaml")}, exitFailure},
-		{"serve config file fails validation", []string{"serve", "--config", invalid}, exitFailure},
-		{"serve listen fails", append(serveOK, "--grpc-addr", bad), exitFailure},
+		{"serve -h", []string{"serve", "-h"}, cli.ExitOK},
+		{"serve --help", []string{"serve", "--help"}, cli.ExitOK},
+		{"serve unknown flag", []string{"serve", "--bogus"}, cli.ExitUsage},
+		{"serve flag value does not parse", []string{"serve", "--fallbacks", "many"}, cli.ExitUsage},
+		{"serve bad --log-format", []string{"serve", "--log-format", "xml"}, cli.ExitUsage},
+		{"serve bad --log-level", []string{"serve", "--log-level", "loud"}, cli.ExitUsage},
+		{"serve stray argument", append(serveOK, "extra"), cli.ExitUsage},
+		{"serve flag fails validation", append(serveOK, "--ttl-mode", "sometimes"), cli.ExitUsage},
+		{"serve --tokenizer for no pool", append(serveOK, "--tokenizer", "other=/tmp"), cli.ExitUsage},
+		{"serve config file missing", []string{"serve", "--config", filepath.Join(dir, "missing.yaml")}, cli.ExitFailure},
+		{"serve config file fails validation", []string{"serve", "--config", invalid}, cli.ExitFailure},
+		{"serve listen fails", append(serveOK, "--grpc-addr", bad), cli.ExitFailure},
 
-		{"relay -h", []string{"relay", "-h"}, exitOK},
-		{"relay unknown flag", []string{"relay", "--admin", ":9091"}, exitUsage},
-		{"relay bad --log-level", []string{"relay", "--log-level", "loud"}, exitUsage},
-		{"relay without --model", []string{"relay", "--endpoint-addr", "10.0.0.1:8000"}, exitUsage},
-		{"relay stray argument", []string{"relay", "--model", "m", "--endpoint-addr", "10.0.0.1:8000", "x"}, exitUsage},
+		{"relay -h", []string{"relay", "-h"}, cli.ExitOK},
+		{"relay unknown flag", []string{"relay", "--admin", ":9091"}, cli.ExitUsage},
+		{"relay bad --log-level", []string{"relay", "--log-level", "loud"}, cli.ExitUsage},
+		{"relay without --model", []string{"relay", "--endpoint-addr", "10.0.0.1:8000"}, cli.ExitUsage},
+		{"relay stray argument", []string{"relay", "--model", "m", "--endpoint-addr", "10.0.0.1:8000", "x"}, cli.ExitUsage},
 		{"relay admin listen fails", []string{"relay", "--model", "m", "--endpoint-addr", "10.0.0.1:8000",
-			"--nats-url", "nats://" + down.Listener.Addr().String(), "--admin-addr", bad}, exitFailure},
+			"--nats-url", "nats://" + down.Listener.Addr().String(), "--admin-addr", bad}, cli.ExitFailure},
 
-		{"sim -h", []string{"sim", "-h"}, exitOK},
-		{"sim bad --log-format", []string{"sim", "--log-format", "xml"}, exitUsage},
-		{"sim invalid option", []string{"sim", "--max-running", "-1"}, exitUsage},
-		{"sim stray argument", []string{"sim", "x"}, exitUsage},
-		{"sim listen fails", []string{"sim", "--addr", bad}, exitFailure},
+		{"sim -h", []string{"sim", "-h"}, cli.ExitOK},
+		{"sim bad --log-format", []string{"sim", "--log-format", "xml"}, cli.ExitUsage},
+		{"sim invalid option", []string{"sim", "--max-running", "-1"}, cli.ExitUsage},
+		{"sim stray argument", []string{"sim", "x"}, cli.ExitUsage},
+		{"sim listen fails", []string{"sim", "--addr", bad}, cli.ExitFailure},
 
-		{"ttl without command", []string{"ttl"}, exitUsage},
-		{"ttl -h", []string{"ttl", "-h"}, exitOK},
-		{"ttl unknown command", []string{"ttl", "tune"}, exitUsage},
-		{"ttl advise -h", []string{"ttl", "advise", "-h"}, exitOK},
-		{"ttl advise without --admin-url", []string{"ttl", "advise"}, exitUsage},
-		{"ttl advise bad --log-level", []string{"ttl", "advise", "--log-level", "loud"}, exitUsage},
-		{"ttl advise router down", []string{"ttl", "advise", "--admin-url", down.URL}, exitFailure},
-		{"ttl bad --log-level before the command", []string{"ttl", "--log-level", "loud", "advise"}, exitUsage},
-		{"ttl unknown flag before the command", []string{"ttl", "--json", "advise"}, exitUsage},
-		{"ttl --log-format before the command", []string{"ttl", "--log-format", "json", "advise", "--admin-url", down.URL}, exitFailure},
-		{"ttl validate --help", []string{"ttl", "validate", "--help"}, exitOK},
-		{"ttl validate without --target-url", []string{"ttl", "validate", "--model", "m", "--block-size", "16", "--gaps", "10ms"}, exitUsage},
-		{"ttl validate stray argument", []string{"ttl", "validate", "x"}, exitUsage},
+		{"ttl without command", []string{"ttl"}, cli.ExitUsage},
+		{"ttl -h", []string{"ttl", "-h"}, cli.ExitOK},
+		{"ttl unknown command", []string{"ttl", "tune"}, cli.ExitUsage},
+		{"ttl advise -h", []string{"ttl", "advise", "-h"}, cli.ExitOK},
+		{"ttl advise without --admin-url", []string{"ttl", "advise"}, cli.ExitUsage},
+		{"ttl advise bad --log-level", []string{"ttl", "advise", "--log-level", "loud"}, cli.ExitUsage},
+		{"ttl advise router down", []string{"ttl", "advise", "--admin-url", down.URL}, cli.ExitFailure},
+		{"ttl bad --log-level before the command", []string{"ttl", "--log-level", "loud", "advise"}, cli.ExitUsage},
+		{"ttl unknown flag before the command", []string{"ttl", "--json", "advise"}, cli.ExitUsage},
+		{"ttl --log-format before the command", []string{"ttl", "--log-format", "json", "advise", "--admin-url", down.URL}, cli.ExitFailure},
+		{"ttl validate --help", []string{"ttl", "validate", "--help"}, cli.ExitOK},
+		{"ttl validate without --target-url", []string{"ttl", "validate", "--model", "m", "--block-size", "16", "--gaps", "10ms"}, cli.ExitUsage},
+		{"ttl validate stray argument", []string{"ttl", "validate", "x"}, cli.ExitUsage},
 		{"ttl validate router down", []string{"ttl", "validate", "--target-url", down.URL, "--admin-url", down.URL,
-			"--model", "m", "--log-format", "json"}, exitFailure},
+			"--model", "m", "--log-format", "json"}, cli.ExitFailure},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,7 +96,7 @@ func TestExitCodes(t *testing.T) {
 			if ctx.Err() != nil {
 				t.Fatalf("run did not fail by itself: %v", err)
 			}
-			if got := exitCode(err, &stderr); got != tt.want {
+			if got := cli.ExitCode(err, &stderr); got != tt.want {
 				t.Errorf("exit %d, want %d (err %v)\nstderr:\n%s", got, tt.want, err, stderr.String())
 			}
 		})
@@ -121,16 +123,16 @@ func TestExitCodePrintsTheError(t *testing.T) {
 		want    int
 		wantOut string
 	}{
-		{"success", nil, exitOK, ""},
-		{"help", errHelp, exitOK, ""},
-		{"usage", usageErrorf("unknown subcommand %q", "x"), exitUsage, "warmroute: unknown subcommand \"x\"\n"},
-		{"wrapped usage", errors.Join(errors.New("a"), asUsage(errors.New("b"))), exitUsage, "warmroute: a\nb\n"},
-		{"runtime", errors.New("listening: refused"), exitFailure, "warmroute: listening: refused\n"},
+		{"success", nil, cli.ExitOK, ""},
+		{"help", cli.ErrHelp, cli.ExitOK, ""},
+		{"usage", cli.Usagef("unknown subcommand %q", "x"), cli.ExitUsage, "warmroute: unknown subcommand \"x\"\n"},
+		{"wrapped usage", errors.Join(errors.New("a"), cli.AsUsage(errors.New("b"))), cli.ExitUsage, "warmroute: a\nb\n"},
+		{"runtime", errors.New("listening: refused"), cli.ExitFailure, "warmroute: listening: refused\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			if got := exitCode(tt.err, &stderr); got != tt.want {
+			if got := cli.ExitCode(tt.err, &stderr); got != tt.want {
 				t.Errorf("exit %d, want %d", got, tt.want)
 			}
 			if stderr.String() != tt.wantOut {

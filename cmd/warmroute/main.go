@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/warmroute/warmroute/buildinfo"
+	"github.com/warmroute/warmroute/internal/cli"
 )
 
 // subcommand runs one mode of the binary. It owns its flag set, parses args
@@ -33,27 +34,27 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	os.Exit(cli.ExitCode(err, os.Stderr))
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		usage(stderr)
-		return usageErrorf("missing subcommand")
+		return cli.Usagef("missing subcommand")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help":
 		usage(stderr)
-		return errHelp
+		return cli.ErrHelp
 	case "help":
 		if len(args) == 1 {
 			usage(stderr)
-			return errHelp
+			return cli.ErrHelp
 		}
 		return run(ctx, []string{args[1], "-h"}, stdout, stderr)
 	case "version", "-version", "--version":
 		if len(args) > 1 {
-			return usageErrorf("version: unexpected arguments %q", args[1:])
+			return cli.Usagef("version: unexpected arguments %q", args[1:])
 		}
 		_, err := fmt.Fprintln(stdout, buildinfo.Read())
 		return err
@@ -61,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c, ok := subcommands[args[0]]
 	if !ok {
 		usage(stderr)
-		return usageErrorf("unknown subcommand %q", args[0])
+		return cli.Usagef("unknown subcommand %q", args[0])
 	}
 	return c.run(ctx, args[1:], stdout, stderr)
 }

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 )
 
 // TestReadmeConfigExample keeps the README's configuration example true: it
-// must parse strictly into serveconfig.Config and validate.
+// must parse strictly into router.Config and validate.
 func TestReadmeConfigExample(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -29,7 +29,7 @@ func TestReadmeConfigExample(t *testing.T) {
 	if err := os.WriteFile(path, []byte(example), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := serveconfig.Load(path)
+	cfg, err := router.Load(path)
 	if err != nil {
 		t.Fatalf("README example: %v", err)
 	}

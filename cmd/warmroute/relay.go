@@ -2,21 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/warmroute/warmroute/buildinfo"
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/relay"
+	"github.com/warmroute/warmroute/internal/cli"
 )
 
 func init() {
@@ -32,7 +27,7 @@ type relayFlags struct {
 	nats      bus.ConnectOptions
 	admin     string
 	jetstream bool
-	log       *logFlags
+	log       *cli.LogFlags
 }
 
 func newRelayFlagSet(stderr io.Writer) (*flag.FlagSet, *relayFlags) {
@@ -60,13 +55,13 @@ func newRelayFlagSet(stderr io.Writer) (*flag.FlagSet, *relayFlags) {
 	fs.BoolVar(&f.jetstream, "jetstream", false, "create the JetStream stream ("+bus.DefaultStream+") routers replay events from")
 	fs.DurationVar(&c.Stream.MaxAge, "jetstream-max-age", bus.DefaultMaxAge, "how long the stream retains events")
 	fs.StringVar(&f.admin, "admin-addr", ":9091", "admin HTTP address for /metrics (empty: off)")
-	f.log = addLogFlags(fs)
+	f.log = cli.AddLogFlags(fs)
 	return fs, f
 }
 
 func runRelay(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs, f := newRelayFlagSet(stderr)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg := &f.cfg
@@ -74,9 +69,9 @@ func runRelay(ctx context.Context, args []string, _, stderr io.Writer) error {
 		cfg.Stream.Name = bus.DefaultStream
 	}
 	if err := cfg.WithDefaults().Validate(); err != nil { // every setting is a flag
-		return asUsage(fmt.Errorf("relay: %w", err))
+		return cli.AsUsage(fmt.Errorf("relay: %w", err))
 	}
-	log := f.log.logger(stderr)
+	log := f.log.Logger(stderr)
 	f.nats.Name = "warmroute-relay " + cfg.Endpoint
 	nc, err := f.nats.Connect()
 	if err != nil {
@@ -96,7 +91,7 @@ func runRelay(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 	if f.admin != "" {
-		stop, err := serveMetrics(f.admin, reg, log)
+		stop, err := relay.ServeAdmin(f.admin, reg, log)
 		if err != nil {
 			return err
 		}
@@ -104,28 +99,4 @@ func runRelay(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	log.Info("relay started", "zmq", cfg.EventsEndpoint, "model", cfg.Model, "endpoint", cfg.Endpoint)
 	return rl.Run(ctx)
-}
-
-// serveMetrics serves /metrics on addr until the returned stop is called.
-func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listening on admin address: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Warn("admin server stopped", "err", err)
-		}
-	}()
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-done
-	}, nil
 }

@@ -7,11 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/warmroute/warmroute/api"
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
-	"github.com/warmroute/warmroute/index/ttl"
+	"github.com/warmroute/warmroute/internal/cli"
+	"github.com/warmroute/warmroute/router"
 	"github.com/warmroute/warmroute/scorer"
 )
 
@@ -20,7 +18,7 @@ import (
 // the other flags define.
 type serveOnly struct {
 	configPath string
-	log        *logFlags
+	log        *cli.LogFlags
 	tokenizers tokenizerFlag
 	tokMode    string
 }
@@ -29,27 +27,27 @@ type serveOnly struct {
 // field of cfg it sets, with that field's current value as the flag's
 // default: bound to a file's configuration, a flag that is not given leaves
 // the file's value; bound to the defaults, -h shows them.
-func bindServeFlags(fs *flag.FlagSet, cfg *serveconfig.Config, o *serveOnly) {
+func bindServeFlags(fs *flag.FlagSet, cfg *router.Config, o *serveOnly) {
 	fs.StringVar(&o.configPath, "config", "", "YAML configuration file (every setting is in the README's reference)")
-	o.log = addLogFlags(fs)
+	o.log = cli.AddLogFlags(fs)
 	bindServerFlags(fs, cfg)
 	bindRoutingFlags(fs, cfg, o)
 	bindEventFlags(fs, cfg)
 	bindTTLFlags(fs, cfg)
 }
 
-func bindServerFlags(fs *flag.FlagSet, c *serveconfig.Config) {
+func bindServerFlags(fs *flag.FlagSet, c *router.Config) {
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", c.GRPCAddr, "ext_proc gRPC listen address")
 	fs.StringVar(&c.AdminAddr, "admin-addr", c.AdminAddr, "admin HTTP listen address (/metrics, /healthz, /readyz, /debug)")
 	fs.StringVar(&c.TLS.CertFile, "tls-cert", c.TLS.CertFile, "PEM certificate for the gRPC listener")
 	fs.StringVar(&c.TLS.KeyFile, "tls-key", c.TLS.KeyFile, "PEM private key for the gRPC listener")
 	fs.BoolVar(&c.TLS.SelfSigned, "tls-self-signed", c.TLS.SelfSigned, "serve gRPC with a generated self-signed certificate (development)")
-	durationVar(fs, &c.ShutdownGrace, "shutdown-grace", "how long a graceful shutdown waits for open streams")
+	fs.TextVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "how long a graceful shutdown waits for open streams")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted request body; larger gets 413")
 	fs.BoolVar(&c.DisableDecisionHeader, "disable-decision-header", c.DisableDecisionHeader, "do not add x-warmroute-decision")
 }
 
-func bindRoutingFlags(fs *flag.FlagSet, c *serveconfig.Config, o *serveOnly) {
+func bindRoutingFlags(fs *flag.FlagSet, c *router.Config, o *serveOnly) {
 	fs.Var(&endpointsFlag{pools: &c.Pools}, "endpoints", "MODEL=IP:PORT[,IP:PORT...]: a pool named MODEL (repeatable; replaces the file's pools)")
 	fs.StringVar(&c.DefaultPool, "default-pool", c.DefaultPool, "pool for unknown models and requests without a model")
 	fs.IntVar(&c.Fallbacks, "fallbacks", c.Fallbacks, "further endpoints listed after the chosen one")
@@ -57,7 +55,7 @@ func bindRoutingFlags(fs *flag.FlagSet, c *serveconfig.Config, o *serveOnly) {
 	fs.StringVar(&o.tokMode, "tokenizer-mode", "", "mode for --tokenizer pools: local, remote or drift (default local)")
 	fs.IntVar(&c.Index.BlockSize, "block-size", c.Index.BlockSize, "engines' KV block size in tokens")
 	fs.Int64Var(&c.Index.MaxBytes, "index-max-bytes", c.Index.MaxBytes, "prefix index memory bound in bytes")
-	durationVar(fs, &c.Index.Grace, "index-grace", "how long expired predictions wait for a late confirmation")
+	fs.TextVar(&c.Index.Grace, "index-grace", c.Index.Grace, "how long expired predictions wait for a late confirmation")
 	s := &c.Scoring
 	fs.Var(weightFlag{&s.PrefixWeight}, "prefix-weight", "weight of the cached-prefix score")
 	fs.Var(weightFlag{&s.LoadWeight}, "load-weight", "weight of router-tracked load")
@@ -66,7 +64,7 @@ func bindRoutingFlags(fs *flag.FlagSet, c *serveconfig.Config, o *serveOnly) {
 	fs.Var(weightFlag{&s.TieEpsilon}, "tie-epsilon", "scores within this of the best are chosen among at random")
 }
 
-func bindEventFlags(fs *flag.FlagSet, c *serveconfig.Config) {
+func bindEventFlags(fs *flag.FlagSet, c *router.Config) {
 	e := &c.Events
 	fs.BoolVar(&e.Disabled, "no-events", e.Disabled, "do not ingest KV events (no NATS, no discovery)")
 	fs.StringVar(&e.URL, "nats-url", e.URL, "external NATS URL(s), comma-separated (default: run an embedded server)")
@@ -77,40 +75,40 @@ func bindEventFlags(fs *flag.FlagSet, c *serveconfig.Config) {
 	fs.StringVar(&e.TLS.KeyFile, "nats-key", e.TLS.KeyFile, "NATS TLS client key")
 	fs.StringVar(&e.Listen, "nats-addr", e.Listen, "embedded NATS listen address")
 	fs.BoolVar(&e.JetStream.Enabled, "jetstream", e.JetStream.Enabled, "retain events in a JetStream stream and replay it at start-up")
-	durationVar(fs, &e.JetStream.MaxAge, "jetstream-max-age", "how long the stream retains events")
+	fs.TextVar(&e.JetStream.MaxAge, "jetstream-max-age", e.JetStream.MaxAge, "how long the stream retains events")
 	fs.StringVar(&e.JetStream.StoreDir, "jetstream-dir", e.JetStream.StoreDir, "embedded JetStream store directory (default: temporary)")
 	fs.IntVar(&e.HeartbeatMisses, "heartbeat-misses", e.HeartbeatMisses, "missed relay heartbeats before an endpoint is judged silent and expires")
 	fs.BoolVar(&e.Predictions.Share, "share-predictions", e.Predictions.Share,
 		"share speculative predictions with the other router replicas over NATS (turn on for every replica)")
 }
 
-func bindTTLFlags(fs *flag.FlagSet, c *serveconfig.Config) {
+func bindTTLFlags(fs *flag.FlagSet, c *router.Config) {
 	t := &c.TTL
-	fs.Var(ttlModeFlag{&t.Mode}, "ttl-mode", "speculative TTL mode: static, advise or adaptive")
-	durationVar(fs, &t.Static, "ttl", "static speculative TTL, and the adaptive starting value")
+	fs.TextVar(&t.Mode, "ttl-mode", t.Mode, "speculative TTL mode: static, advise or adaptive")
+	fs.TextVar(&t.Static, "ttl", t.Static, "static speculative TTL, and the adaptive starting value")
 	fs.StringVar(&t.Percentile, "ttl-percentile", t.Percentile, "confirmation latency percentile the TTL covers: p95, p99, max")
-	durationVar(fs, &t.Jitter, "ttl-jitter", "slack added to the percentile with the observed backlog; also the adaptive floor and dead band")
-	durationVar(fs, &t.MaxStale, "ttl-max-stale", "cap on the TTL: the longest a failed prediction may steer routing")
+	fs.TextVar(&t.Jitter, "ttl-jitter", t.Jitter, "slack added to the percentile with the observed backlog; also the adaptive floor and dead band")
+	fs.TextVar(&t.MaxStale, "ttl-max-stale", t.MaxStale, "cap on the TTL: the longest a failed prediction may steer routing")
 	fs.IntVar(&t.MinSamples, "ttl-min-samples", t.MinSamples, "confirmations before advice (and resolved blocks before trust) is believed")
-	durationVar(fs, &t.Interval, "ttl-interval", "how often advice is recomputed and an adaptive TTL moved")
-	durationVar(fs, &t.Step, "ttl-step", "largest adaptive move per interval")
+	fs.TextVar(&t.Interval, "ttl-interval", t.Interval, "how often advice is recomputed and an adaptive TTL moved")
+	fs.TextVar(&t.Step, "ttl-step", t.Step, "largest adaptive move per interval")
 }
 
 // parseServeConfig reads the file named by --config, applies the flags that
 // were given, fills defaults and validates. Problems with the command line
 // are usage errors; so is an invalid configuration when every setting came
 // from the command line.
-func parseServeConfig(args []string, stderr io.Writer) (serveconfig.Config, *logFlags, error) {
+func parseServeConfig(args []string, stderr io.Writer) (router.Config, *cli.LogFlags, error) {
 	cfg, o, err := loadServeConfig(args, stderr)
 	if err != nil {
-		return serveconfig.Config{}, nil, err
+		return router.Config{}, nil, err
 	}
 	if err := cfg.Validate(); err != nil {
 		err = fmt.Errorf("invalid configuration: %w", err)
 		if o.configPath == "" {
-			err = asUsage(err)
+			err = cli.AsUsage(err)
 		}
-		return serveconfig.Config{}, nil, err
+		return router.Config{}, nil, err
 	}
 	return cfg.WithDefaults(), o.log, nil
 }
@@ -119,30 +117,30 @@ func parseServeConfig(args []string, stderr io.Writer) (serveconfig.Config, *log
 // are parsed twice: first to find the file (and report usage errors, with
 // the defaults shown by -h), then bound into the file's configuration so
 // that only the flags given override it.
-func loadServeConfig(args []string, stderr io.Writer) (serveconfig.Config, *serveOnly, error) {
-	shown := serveconfig.Config{}.WithDefaults()
+func loadServeConfig(args []string, stderr io.Writer) (router.Config, *serveOnly, error) {
+	shown := router.Config{}.WithDefaults()
 	fs, first := newServeFlagSet(stderr, &shown)
-	if err := parseFlags(fs, args); err != nil {
-		return serveconfig.Config{}, nil, err
+	if err := cli.ParseFlags(fs, args); err != nil {
+		return router.Config{}, nil, err
 	}
-	var cfg serveconfig.Config
+	var cfg router.Config
 	if first.configPath != "" {
 		var err error
-		if cfg, err = serveconfig.Load(first.configPath); err != nil {
-			return serveconfig.Config{}, nil, err
+		if cfg, err = router.Load(first.configPath); err != nil {
+			return router.Config{}, nil, err
 		}
 	}
 	fs, o := newServeFlagSet(io.Discard, &cfg)
-	if err := parseFlags(fs, args); err != nil { // parsed once already: cannot fail
-		return serveconfig.Config{}, nil, err
+	if err := cli.ParseFlags(fs, args); err != nil { // parsed once already: cannot fail
+		return router.Config{}, nil, err
 	}
 	if err := applyTokenizerFlags(&cfg, o); err != nil {
-		return serveconfig.Config{}, nil, asUsage(err)
+		return router.Config{}, nil, cli.AsUsage(err)
 	}
 	return cfg, o, nil
 }
 
-func newServeFlagSet(stderr io.Writer, cfg *serveconfig.Config) (*flag.FlagSet, *serveOnly) {
+func newServeFlagSet(stderr io.Writer, cfg *router.Config) (*flag.FlagSet, *serveOnly) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := &serveOnly{}
@@ -152,7 +150,7 @@ func newServeFlagSet(stderr io.Writer, cfg *serveconfig.Config) (*flag.FlagSet, 
 
 // applyTokenizerFlags runs after every other flag, so --tokenizer applies to
 // the pools that --endpoints defined whatever the flags' order.
-func applyTokenizerFlags(cfg *serveconfig.Config, o *serveOnly) error {
+func applyTokenizerFlags(cfg *router.Config, o *serveOnly) error {
 	for pool, dir := range o.tokenizers {
 		i := slices.IndexFunc(cfg.Pools, func(pc scorer.PoolConfig) bool { return pc.Name == pool })
 		if i < 0 {
@@ -164,12 +162,6 @@ func applyTokenizerFlags(cfg *serveconfig.Config, o *serveOnly) error {
 		}
 	}
 	return nil
-}
-
-// durationVar binds an api.Duration (the configuration's duration type,
-// which reads "1.5s" from YAML) like flag.DurationVar.
-func durationVar(fs *flag.FlagSet, d *api.Duration, name, usage string) {
-	fs.DurationVar((*time.Duration)(d), name, d.D(), usage)
 }
 
 // endpointsFlag binds repeated --endpoints MODEL=IP:PORT,IP:PORT values to
@@ -244,15 +236,3 @@ func (f weightFlag) Set(v string) error {
 	*f.p = scorer.Float(x)
 	return nil
 }
-
-// ttlModeFlag binds ttl.Mode, a string type.
-type ttlModeFlag struct{ p *ttl.Mode }
-
-func (f ttlModeFlag) String() string {
-	if f.p == nil {
-		return ""
-	}
-	return string(*f.p)
-}
-
-func (f ttlModeFlag) Set(v string) error { *f.p = ttl.Mode(v); return nil }

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/extproc"
+	"github.com/warmroute/warmroute/router"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -35,14 +35,14 @@ func TestParseServeConfig(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    []string
-		check   func(t *testing.T, c serveconfig.Config)
+		check   func(t *testing.T, c router.Config)
 		wantErr string
 	}{
-		{name: "file only", args: []string{"--config", file}, check: func(t *testing.T, c serveconfig.Config) {
+		{name: "file only", args: []string{"--config", file}, check: func(t *testing.T, c router.Config) {
 			if c.GRPCAddr != "127.0.0.1:7000" || c.MaxBodyBytes != 1<<20 || c.ShutdownGrace.D().String() != "3s" {
 				t.Errorf("file values not read: %+v", c)
 			}
-			if c.AdminAddr != serveconfig.DefaultAdminAddr {
+			if c.AdminAddr != router.DefaultAdminAddr {
 				t.Errorf("admin addr = %q, want default", c.AdminAddr)
 			}
 			if len(c.Pools) != 1 || len(c.Pools[0].Endpoints) != 2 {
@@ -50,7 +50,7 @@ func TestParseServeConfig(t *testing.T) {
 			}
 		}},
 		{name: "flags override file", args: []string{"--config", file, "--grpc-addr", ":1", "--endpoints", "m=10.0.0.9:80, 10.0.0.8:80", "--fallbacks", "1"},
-			check: func(t *testing.T, c serveconfig.Config) {
+			check: func(t *testing.T, c router.Config) {
 				if c.GRPCAddr != ":1" || c.Fallbacks != 1 {
 					t.Errorf("flags not applied: %+v", c)
 				}
@@ -58,12 +58,12 @@ func TestParseServeConfig(t *testing.T) {
 					t.Errorf("endpoints flag not applied: %+v", c.Pools)
 				}
 			}},
-		{name: "flag zero value overrides file", args: []string{"--config", file, "--max-body-bytes", "0"}, check: func(t *testing.T, c serveconfig.Config) {
+		{name: "flag zero value overrides file", args: []string{"--config", file, "--max-body-bytes", "0"}, check: func(t *testing.T, c router.Config) {
 			if c.MaxBodyBytes != extproc.DefaultMaxBodyBytes {
 				t.Errorf("max body = %d, want default after explicit 0", c.MaxBodyBytes)
 			}
 		}},
-		{name: "repeated endpoints", args: []string{"--endpoints", "a=10.0.0.1:1", "--endpoints", "b=10.0.0.2:1"}, check: func(t *testing.T, c serveconfig.Config) {
+		{name: "repeated endpoints", args: []string{"--endpoints", "a=10.0.0.1:1", "--endpoints", "b=10.0.0.2:1"}, check: func(t *testing.T, c router.Config) {
 			if len(c.Pools) != 2 {
 				t.Errorf("pools = %+v, want two", c.Pools)
 			}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/warmroute/warmroute/api"
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 )
 
 // maxSettings bounds the configuration file's leaf settings: every knob is
@@ -133,7 +133,7 @@ func format(v reflect.Value) string {
 	return fmt.Sprint(v.Interface())
 }
 
-func settingsOf(c serveconfig.Config) map[string]string {
+func settingsOf(c router.Config) map[string]string {
 	out := map[string]string{}
 	leaves(reflect.ValueOf(c), "", out)
 	return out
@@ -143,7 +143,7 @@ func settingsOf(c serveconfig.Config) map[string]string {
 // file schema exactly once with its default, and there are few of them.
 func TestConfigReference(t *testing.T) {
 	rows := readReference(t)
-	defaults := settingsOf(serveconfig.Config{}.WithDefaults())
+	defaults := settingsOf(router.Config{}.WithDefaults())
 	if len(defaults) > maxSettings {
 		t.Errorf("the file schema has %d settings, more than %d", len(defaults), maxSettings)
 	}
@@ -195,6 +195,8 @@ func changedValue(t *testing.T, fl *flag.Flag) string {
 		return strconv.FormatInt(d+7, 10)
 	case time.Duration:
 		return (d + time.Millisecond).String()
+	case *api.Duration:
+		return (d.D() + time.Millisecond).String()
 	case string:
 		return d + "-changed"
 	}
@@ -224,7 +226,7 @@ func TestEveryFlagIsWired(t *testing.T) {
 		return settingsOf(cfg.WithDefaults())
 	}
 	base := settings(flagBase)
-	fs, _ := newServeFlagSet(io.Discard, new(serveconfig.Config))
+	fs, _ := newServeFlagSet(io.Discard, new(router.Config))
 	n := 0
 	fs.VisitAll(func(fl *flag.Flag) {
 		if slices.Contains(notSettings, fl.Name) {
@@ -255,5 +257,5 @@ func TestEveryFlagIsWired(t *testing.T) {
 			t.Errorf("README reference names --%s, which serve does not have", f)
 		}
 	}
-	t.Logf("%d setting flags, %d settings", n, len(settingsOf(serveconfig.Config{})))
+	t.Logf("%d setting flags, %d settings", n, len(settingsOf(router.Config{})))
 }

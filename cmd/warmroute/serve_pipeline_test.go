@@ -5,9 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 	"github.com/warmroute/warmroute/scorer"
 )
 
@@ -15,20 +13,20 @@ func TestPipelineFlags(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    []string
-		check   func(t *testing.T, c serveconfig.Config)
+		check   func(t *testing.T, c router.Config)
 		wantErr string
 	}{
-		{name: "defaults", args: []string{"--endpoints", "m=10.0.0.1:8000"}, check: func(t *testing.T, c serveconfig.Config) {
+		{name: "defaults", args: []string{"--endpoints", "m=10.0.0.1:8000"}, check: func(t *testing.T, c router.Config) {
 			if c.Index.BlockSize != 16 || c.Pools[0].Tokenizer.Enabled() || *c.Scoring.LoadWeight != scorer.DefaultLoadWeight {
 				t.Fatalf("config %+v", c)
 			}
 		}},
-		{name: "tokenizer after endpoints", args: []string{"--tokenizer", "m=/tok", "--tokenizer-mode", "drift", "--endpoints", "m=10.0.0.1:8000"}, check: func(t *testing.T, c serveconfig.Config) {
+		{name: "tokenizer after endpoints", args: []string{"--tokenizer", "m=/tok", "--tokenizer-mode", "drift", "--endpoints", "m=10.0.0.1:8000"}, check: func(t *testing.T, c router.Config) {
 			if tc := c.Pools[0].Tokenizer; tc.Dir != "/tok" || tc.Mode != scorer.TokenizerDrift {
 				t.Fatalf("tokenizer %+v", tc)
 			}
 		}},
-		{name: "scoring and index", args: []string{"--endpoints", "m=10.0.0.1:8000", "--load-weight", "0", "--herd-margin", "2", "--block-size", "32", "--index-grace", "3s"}, check: func(t *testing.T, c serveconfig.Config) {
+		{name: "scoring and index", args: []string{"--endpoints", "m=10.0.0.1:8000", "--load-weight", "0", "--herd-margin", "2", "--block-size", "32", "--index-grace", "3s"}, check: func(t *testing.T, c router.Config) {
 			if *c.Scoring.LoadWeight != 0 || *c.Scoring.HerdMargin != 2 || c.Index.BlockSize != 32 || c.Index.Grace.D().Seconds() != 3 {
 				t.Fatalf("config %+v", c)
 			}
@@ -50,33 +48,6 @@ func TestPipelineFlags(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.check(t, cfg)
-		})
-	}
-}
-
-func TestNewPipeline(t *testing.T) {
-	tests := []struct {
-		name    string
-		pools   []scorer.PoolConfig
-		wantErr string
-	}{
-		{name: "load only", pools: []scorer.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}},
-		{name: "remote tokenizer", pools: []scorer.PoolConfig{{Name: "m", Tokenizer: scorer.TokenizerConfig{Mode: scorer.TokenizerRemote}}}},
-		{name: "missing tokenizer dir", pools: []scorer.PoolConfig{{Name: "m", Tokenizer: scorer.TokenizerConfig{Dir: t.TempDir()}}}, wantErr: `pool "m"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := serveconfig.Config{Pools: tt.pools}.WithDefaults()
-			p, err := newPipeline(cfg, prometheus.NewRegistry(), pipelineHooks{})
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || p.index == nil || p.scorer == nil {
-				t.Fatalf("newPipeline = %+v, %v", p, err)
-			}
 		})
 	}
 }

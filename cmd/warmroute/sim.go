@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 
+	"github.com/warmroute/warmroute/internal/cli"
 	"github.com/warmroute/warmroute/sim"
 )
 
@@ -20,14 +21,14 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var opts sim.Options
 	opts.BindFlags(fs)
-	logf := addLogFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	logf := cli.AddLogFlags(fs)
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := opts.WithDefaults().Validate(); err != nil { // every option is a flag
-		return asUsage(fmt.Errorf("sim: %w", err))
+		return cli.AsUsage(fmt.Errorf("sim: %w", err))
 	}
-	log := logf.logger(stderr)
+	log := logf.Logger(stderr)
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", opts.Addr, err)

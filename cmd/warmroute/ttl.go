@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/warmroute/warmroute/cmd/warmroute/internal/gapsweep"
+	"github.com/warmroute/warmroute/internal/cli"
 )
 
 func init() {
@@ -39,26 +40,26 @@ func runTTL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintln(stderr, ttlUsage+"\n\nflags before the command:")
 		fs.PrintDefaults()
 	}
-	addLogFlags(fs)
+	cli.AddLogFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
+			return cli.ErrHelp
 		}
-		return asUsage(err)
+		return cli.AsUsage(err)
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
 		fs.Usage()
-		return usageErrorf("ttl: missing command")
+		return cli.Usagef("ttl: missing command")
 	}
 	if rest[0] == "help" {
 		fs.Usage()
-		return errHelp
+		return cli.ErrHelp
 	}
 	c, ok := ttlCommands[rest[0]]
 	if !ok {
 		fs.Usage()
-		return usageErrorf("ttl: unknown command %q (want validate or advise)", rest[0])
+		return cli.Usagef("ttl: unknown command %q (want validate or advise)", rest[0])
 	}
 	var inherited []string
 	fs.Visit(func(f *flag.Flag) { inherited = append(inherited, "--"+f.Name+"="+f.Value.String()) })
@@ -71,18 +72,18 @@ func runTTLValidate(ctx context.Context, args []string, stdout, stderr io.Writer
 	var o gapsweep.Options
 	o.BindFlags(fs)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	logf := addLogFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	logf := cli.AddLogFlags(fs)
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := o.WithDefaults().Validate(); err != nil { // every option is a flag
-		return asUsage(fmt.Errorf("ttl validate: %w", err))
+		return cli.AsUsage(fmt.Errorf("ttl validate: %w", err))
 	}
 	s, err := gapsweep.New(o, nil)
 	if err != nil {
 		return fmt.Errorf("ttl validate: %w", err)
 	}
-	log := logf.logger(stderr)
+	log := logf.Logger(stderr)
 	log.Info("sweeping gaps", "target", o.Target, "admin", o.Admin, "model", o.Model)
 	res, runErr := s.Run(ctx)
 	if res != nil && (runErr == nil || len(res.Pairs) > 0) {
@@ -114,15 +115,15 @@ func runTTLAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.SetOutput(stderr)
 	admin := fs.String("admin-url", "", "router admin base URL, e.g. http://router:9090 (required)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	logf := addLogFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	logf := cli.AddLogFlags(fs)
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if *admin == "" {
-		return usageErrorf("ttl advise: want --admin-url")
+		return cli.Usagef("ttl advise: want --admin-url")
 	}
 	a := gapsweep.Admin{Base: *admin}
-	logf.logger(stderr).Debug("reading the router's TTL report", "admin", *admin)
+	logf.Logger(stderr).Debug("reading the router's TTL report", "admin", *admin)
 	if !*asJSON {
 		b, err := a.Text(ctx)
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 	"github.com/warmroute/warmroute/index"
 
 	"github.com/warmroute/warmroute/api"
@@ -122,12 +122,12 @@ func (s *stack) startSim(ctx context.Context, e env, dir string, sc scenario, i 
 // still exceeds the slowest scenario's event latency.
 const indexGrace = 2 * time.Second
 
-func routerConfig(e env, plan routerPlan, sims []string, grpcPort, adminPort int) serveconfig.Config {
+func routerConfig(e env, plan routerPlan, sims []string, grpcPort, adminPort int) router.Config {
 	pool := scorer.PoolConfig{Name: model, Endpoints: sims}
 	if plan.Prefix {
 		pool.Tokenizer = scorer.TokenizerConfig{Dir: e.Tokenizer}
 	}
-	cfg := serveconfig.Config{GRPCAddr: harness.Addr(grpcPort), AdminAddr: harness.Addr(adminPort),
+	cfg := router.Config{GRPCAddr: harness.Addr(grpcPort), AdminAddr: harness.Addr(adminPort),
 		Pools: []scorer.PoolConfig{pool}, TTL: plan.TTL, Index: index.Config{Grace: api.Duration(indexGrace)}}
 	cfg.Events.HeartbeatMisses = harness.RouterHeartbeatMisses
 	return cfg

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 
 	"sigs.k8s.io/yaml"
 
@@ -68,7 +68,7 @@ type Router struct {
 // StartRouter writes cfg (GRPCAddr and AdminAddr must be set) to
 // logDir/router.yaml, starts `warmroute serve --config` with it plus
 // extraArgs, and waits until /readyz answers.
-func StartRouter(ctx context.Context, bin, logDir string, cfg serveconfig.Config, extraArgs ...string) (*Router, error) {
+func StartRouter(ctx context.Context, bin, logDir string, cfg router.Config, extraArgs ...string) (*Router, error) {
 	if !cfg.Events.Disabled && cfg.Events.URL == "" && cfg.Events.Listen == "" {
 		// Each router's embedded NATS gets its own port, so tests can run
 		// side by side; the default 4222 would collide.

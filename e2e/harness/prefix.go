@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 
 	"github.com/warmroute/warmroute/e2e/envoy"
 	"github.com/warmroute/warmroute/scorer"
@@ -39,7 +39,7 @@ type PrefixOptions struct {
 	RelayArgs []string
 	// Configure edits the router configuration before it is written (TTL,
 	// heartbeat misses, scoring).
-	Configure  func(*serveconfig.Config)
+	Configure  func(*router.Config)
 	RouterArgs []string
 	// EnvoyConcurrency defaults to 1.
 	EnvoyConcurrency int
@@ -146,13 +146,13 @@ func (ps *PrefixStack) startSims(ctx context.Context) error {
 	return nil
 }
 
-func (ps *PrefixStack) routerConfig(ports []int) serveconfig.Config {
+func (ps *PrefixStack) routerConfig(ports []int) router.Config {
 	o := ps.opts
 	pool := scorer.PoolConfig{Name: o.Model, Tokenizer: scorer.TokenizerConfig{Dir: o.Tokenizer}}
 	for _, s := range ps.EventSims {
 		pool.Endpoints = append(pool.Endpoints, s.Addr)
 	}
-	cfg := serveconfig.Config{GRPCAddr: Addr(ports[0]), AdminAddr: Addr(ports[1]), Pools: []scorer.PoolConfig{pool}}
+	cfg := router.Config{GRPCAddr: Addr(ports[0]), AdminAddr: Addr(ports[1]), Pools: []scorer.PoolConfig{pool}}
 	cfg.Index.BlockSize = o.BlockSize
 	if ps.NATS != nil {
 		cfg.Events.URL = ps.NATS.URL()

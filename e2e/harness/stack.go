@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 
 	"github.com/warmroute/warmroute/e2e/envoy"
 	"github.com/warmroute/warmroute/scorer"
@@ -122,7 +122,7 @@ func (s *Stack) start(ctx context.Context, ports []int) error {
 		s.Sims = append(s.Sims, sim)
 		pool.Endpoints = append(pool.Endpoints, sim.Addr)
 	}
-	cfg := serveconfig.Config{
+	cfg := router.Config{
 		GRPCAddr: Addr(ports[2]), AdminAddr: Addr(ports[3]), MaxBodyBytes: o.MaxBodyBytes,
 		Pools: append([]scorer.PoolConfig{pool}, o.ExtraPools...), DefaultPool: o.DefaultPool,
 	}

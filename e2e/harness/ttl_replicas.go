@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 
 	"github.com/warmroute/warmroute/e2e/envoy"
 	"github.com/warmroute/warmroute/scorer"
@@ -29,7 +29,7 @@ type ReplicaOptions struct {
 	Sims      int    // default 2
 	SimArgs   []string
 	// Configure edits every replica's configuration before it is written.
-	Configure func(*serveconfig.Config)
+	Configure func(*router.Config)
 }
 
 // ReplicaStack is a running replica stack, made by StartReplicaStack.
@@ -114,7 +114,7 @@ func (rs *ReplicaStack) startRouters(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		cfg := serveconfig.Config{GRPCAddr: Addr(ports[0]), AdminAddr: Addr(ports[1]), Pools: []scorer.PoolConfig{pool}}
+		cfg := router.Config{GRPCAddr: Addr(ports[0]), AdminAddr: Addr(ports[1]), Pools: []scorer.PoolConfig{pool}}
 		cfg.Index.BlockSize = DefaultBlockSize
 		cfg.Events.URL = rs.NATS.URL()
 		cfg.Events.JetStream.Enabled = o.JetStream

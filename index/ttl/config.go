@@ -163,3 +163,10 @@ func ParsePercentile(s string) (Percentile, error) {
 	}
 	return Percentile(v / 100), nil
 }
+
+// MarshalText and UnmarshalText let flag.TextVar bind a Mode; Validate
+// judges the value.
+func (m Mode) MarshalText() ([]byte, error) { return []byte(m), nil }
+
+// UnmarshalText sets m to the text as given.
+func (m *Mode) UnmarshalText(b []byte) error { *m = Mode(b); return nil }

@@ -70,7 +70,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{/*
-The router's configuration file (schema: serveconfig.Config). Listen addresses
+The router's configuration file (schema: router.Config). Listen addresses
 come from the chart's ports so Services and probes always match; everything
 else is router.config verbatim, plus the NATS connection when NATS is on.
 */}}

@@ -5,7 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/router"
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/subscriber"
 )
@@ -22,13 +22,13 @@ func renderedServeConfig(t testing.TB, docs []doc) string {
 }
 
 // TestServeConfigDecodes decodes each value set's router configuration the
-// way `warmroute serve --config` does: strictly into serveconfig.Config, then
+// way `warmroute serve --config` does: strictly into router.Config, then
 // Validate.
 func TestServeConfigDecodes(t *testing.T) {
 	for _, vs := range valueSets {
 		t.Run(vs.name, func(t *testing.T) {
 			raw := renderedServeConfig(t, render(t, vs.vals))
-			cfg, err := serveconfig.Parse([]byte(raw), "serve.yaml")
+			cfg, err := router.Parse([]byte(raw), "serve.yaml")
 			if err != nil {
 				t.Fatalf("decoding rendered serve.yaml: %v\n%s", err, raw)
 			}
@@ -42,7 +42,7 @@ func TestServeConfigDecodes(t *testing.T) {
 // The listen addresses come from router.ports so Services and probes match.
 func TestServeConfigAddresses(t *testing.T) {
 	raw := renderedServeConfig(t, render(t, m{"router": m{"ports": m{"grpc": 19002, "admin": 19090}}}))
-	cfg, err := serveconfig.Parse([]byte(raw), "serve.yaml")
+	cfg, err := router.Parse([]byte(raw), "serve.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestServeConfigEvents(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := serveconfig.Parse([]byte(renderedServeConfig(t, render(t, c.vals))), "serve.yaml")
+			cfg, err := router.Parse([]byte(renderedServeConfig(t, render(t, c.vals))), "serve.yaml")
 			if err != nil {
 				t.Fatal(err)
 			}

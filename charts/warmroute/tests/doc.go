@@ -1,7 +1,7 @@
 // Package tests checks the warmroute Helm chart offline: helm lint and helm
 // template through the Helm Go SDK over several value sets, every rendered
 // document strictly decoded into the Kubernetes and prometheus-operator Go
-// types, the rendered router configuration decoded into serveconfig.Config, the
+// types, the rendered router configuration decoded into router.Config, the
 // rendered Envoy bootstrap validated by a real Envoy, the Grafana dashboard
 // checked against the router's /metrics, and the router, relay and simulator
 // run as processes with exactly the arguments the chart renders.

@@ -1,10 +1,9 @@
-package main
+package router
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/subscriber"
 )
@@ -12,7 +11,7 @@ import (
 // follow is what the subscriber follows: the configured models, or every
 // model when no pool is configured so that discovery alone can populate the
 // router.
-func follow(cfg serveconfig.Config) subscriber.Follow {
+func follow(cfg Config) subscriber.Follow {
 	var f subscriber.Follow
 	for _, p := range cfg.Pools {
 		f.Models = append(append(f.Models, p.Name), p.Models...)
@@ -24,7 +23,7 @@ func follow(cfg serveconfig.Config) subscriber.Follow {
 // openEvents connects serve to NATS (an embedded server unless an external
 // one is configured) and builds the subscriber and the prediction share;
 // with events disabled it builds nothing.
-func (r *router) openEvents() error {
+func (r *Router) openEvents() error {
 	ec := r.cfg.Events.WithDefaults()
 	if ec.Disabled {
 		if ec.Predictions.Share {
@@ -50,7 +49,7 @@ func (r *router) openEvents() error {
 // and sharing predictions, until ctx ends. The returned channel is closed
 // once the index holds what the event stream retained (at once without
 // JetStream or events).
-func (r *router) startEvents(ctx context.Context) (<-chan struct{}, error) {
+func (r *Router) startEvents(ctx context.Context) (<-chan struct{}, error) {
 	if r.sub == nil {
 		done := make(chan struct{})
 		close(done)
@@ -70,7 +69,7 @@ func (r *router) startEvents(ctx context.Context) (<-chan struct{}, error) {
 
 // closeEvents stops the share and the subscriber, waiting for them, then
 // closes NATS. Each Close is idempotent.
-func (r *router) closeEvents() {
+func (r *Router) closeEvents() {
 	if r.share != nil {
 		r.share.Close()
 	}
@@ -84,7 +83,7 @@ func (r *router) closeEvents() {
 
 // natsURL is the NATS URL serve uses (the embedded server's when it runs
 // one); empty with events disabled.
-func (r *router) natsURL() string {
+func (r *Router) natsURL() string {
 	if r.bus == nil {
 		return ""
 	}

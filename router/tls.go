@@ -1,4 +1,4 @@
-package main
+package router
 
 import (
 	"crypto/ecdsa"
@@ -11,12 +11,10 @@ import (
 	"math/big"
 	"net"
 	"time"
-
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 )
 
 // serverTLS returns the gRPC listener's TLS configuration, or nil when TLS is off.
-func serverTLS(c serveconfig.TLSConfig) (*tls.Config, error) {
+func serverTLS(c TLSConfig) (*tls.Config, error) {
 	if !c.Enabled() {
 		return nil, nil
 	}

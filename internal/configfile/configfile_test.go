@@ -8,8 +8,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/internal/configfile"
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/internal/configfile"
+	"github.com/warmroute/warmroute/router"
 )
 
 func TestDecode(t *testing.T) {
@@ -39,13 +39,13 @@ func TestDecode(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.file), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			var cfg serveconfig.Config
+			var cfg router.Config
 			err := configfile.Decode(path, &cfg)
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Decode: %v", err)
 				}
-				var want serveconfig.Config
+				var want router.Config
 				if err := yaml.UnmarshalStrict([]byte(tt.file), &want); err != nil {
 					t.Fatalf("sigs.k8s.io/yaml rejects what Decode accepts: %v", err)
 				}
@@ -69,7 +69,7 @@ func TestDecode(t *testing.T) {
 }
 
 func TestDecodeUnreadable(t *testing.T) {
-	var cfg serveconfig.Config
+	var cfg router.Config
 	err := configfile.Decode(filepath.Join(t.TempDir(), "missing.yaml"), &cfg)
 	if err == nil || !strings.HasPrefix(err.Error(), "reading config: ") {
 		t.Errorf("error %v, want reading config: ...", err)

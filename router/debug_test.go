@@ -1,4 +1,4 @@
-package main
+package router
 
 import (
 	"encoding/json"
@@ -30,7 +30,7 @@ func newDebugMux(t testing.TB) *http.ServeMux {
 		t.Fatal(err)
 	}
 	pools := scorer.NewPools([]scorer.PoolConfig{{Name: "m", Endpoints: []string{"a:1", "b:1"}}}, "")
-	r := &router{pipe: &pipeline{index: ix, pools: pools}}
+	r := &Router{pipe: &pipeline{index: ix, pools: pools}}
 	mux := http.NewServeMux()
 	r.mountDebug(mux)
 	return mux

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ func TestLogFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := flag.NewFlagSet("t", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
-			l := addLogFlags(fs)
+			l := AddLogFlags(fs)
 			err := fs.Parse(tt.args)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("Parse: %v, want error %v", err, tt.wantErr)
@@ -37,7 +37,7 @@ func TestLogFlags(t *testing.T) {
 				return
 			}
 			var buf bytes.Buffer
-			log := l.logger(&buf)
+			log := l.Logger(&buf)
 			log.Debug("debug")
 			log.Info("info")
 			log.Warn("warn")

@@ -1,7 +1,7 @@
-package serveconfig
+package router
 
 import (
-	"github.com/warmroute/warmroute/cmd/warmroute/internal/configfile"
+	"github.com/warmroute/warmroute/internal/configfile"
 )
 
 // Load reads the YAML (or JSON) file at path with Parse's rules.

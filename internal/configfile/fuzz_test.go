@@ -7,8 +7,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/internal/configfile"
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
+	"github.com/warmroute/warmroute/internal/configfile"
+	"github.com/warmroute/warmroute/router"
 )
 
 // FuzzDecode: Decode never panics and accepts exactly what
@@ -30,7 +30,7 @@ func FuzzDecode(f *testing.F) {
 		if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		var got, want serveconfig.Config
+		var got, want router.Config
 		err := configfile.Decode(path, &got)
 		wantErr := yaml.UnmarshalStrict([]byte(file), &want)
 		if (err == nil) != (wantErr == nil) {

@@ -1,4 +1,4 @@
-package main
+package router
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/events/predictions"
 	"github.com/warmroute/warmroute/events/subscriber"
 )
@@ -15,7 +14,7 @@ import (
 // newShare builds the prediction share when events.predictions.share is
 // set, on the events connection nc, replaying the prediction stream when
 // JetStream is enabled too. It returns nil when sharing is off.
-func newShare(cfg serveconfig.Config, ec subscriber.Config, nc *nats.Conn, reg prometheus.Registerer,
+func newShare(cfg Config, ec subscriber.Config, nc *nats.Conn, reg prometheus.Registerer,
 	log *slog.Logger) (*predictions.Share, error) {
 	if !ec.Predictions.Share {
 		return nil, nil

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/internal/configfile"
+	"github.com/warmroute/warmroute/internal/configfile"
 )
 
 func ExampleDecode() {

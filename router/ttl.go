@@ -1,4 +1,4 @@
-package main
+package router
 
 import (
 	"log/slog"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/index/ttl"
 )
@@ -14,7 +13,7 @@ import (
 // newTTL builds the speculative TTL controller. Without events (sub nil)
 // the freshness guard is off: there is no stream whose health could be
 // judged, and predictions simply expire unconfirmed.
-func newTTL(cfg serveconfig.Config, sub *subscriber.Subscriber, reg prometheus.Registerer, log *slog.Logger) (*ttl.Controller, error) {
+func newTTL(cfg Config, sub *subscriber.Subscriber, reg prometheus.Registerer, log *slog.Logger) (*ttl.Controller, error) {
 	m, err := ttl.NewMetrics(reg)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package main
+package router
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/predictions"
 	"github.com/warmroute/warmroute/events/subscriber"
@@ -26,7 +25,7 @@ func startShare(t *testing.T, url string, pc predictions.Config) (*predictions.S
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	var cfg serveconfig.Config
+	var cfg Config
 	cfg.Events.URL, cfg.Events.Predictions = url, pc
 	share, err := newShare(cfg, cfg.Events.WithDefaults(), c.Conn(), prometheus.NewRegistry(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil || share == nil {
@@ -70,7 +69,7 @@ func TestNewShareShares(t *testing.T) {
 }
 
 func TestNewShareOff(t *testing.T) {
-	share, err := newShare(serveconfig.Config{}, subscriber.Config{}.WithDefaults(), nil, prometheus.NewRegistry(), nil)
+	share, err := newShare(Config{}, subscriber.Config{}.WithDefaults(), nil, prometheus.NewRegistry(), nil)
 	if err != nil || share != nil {
 		t.Fatalf("newShare with sharing off = %v, %v; want nil, nil", share, err)
 	}

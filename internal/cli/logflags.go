@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"flag"
@@ -7,24 +7,24 @@ import (
 	"log/slog"
 )
 
-// logFlags are --log-format and --log-level, which every subcommand takes.
+// LogFlags are --log-format and --log-level, which every subcommand takes.
 // Both are checked while the flags are parsed, so a bad value is a usage
 // error like any other bad flag.
-type logFlags struct {
+type LogFlags struct {
 	format logFormat
 	level  slog.Level
 }
 
 // addLogFlags adds --log-format and --log-level to fs.
-func addLogFlags(fs *flag.FlagSet) *logFlags {
-	l := &logFlags{format: "text", level: slog.LevelInfo}
+func AddLogFlags(fs *flag.FlagSet) *LogFlags {
+	l := &LogFlags{format: "text", level: slog.LevelInfo}
 	fs.Var(&l.format, "log-format", "log format: text or json")
 	fs.TextVar(&l.level, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
 	return l
 }
 
-// logger builds the slog.Logger the flags ask for, writing to w.
-func (l *logFlags) logger(w io.Writer) *slog.Logger {
+// Logger builds the slog.Logger the flags ask for, writing to w.
+func (l *LogFlags) Logger(w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: l.level}
 	if l.format == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))

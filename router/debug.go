@@ -1,4 +1,4 @@
-package main
+package router
 
 import (
 	"encoding/json"
@@ -27,7 +27,7 @@ type indexDebug struct {
 }
 
 // mountDebug adds the index debug endpoints to the admin mux.
-func (r *router) mountDebug(mux *http.ServeMux) {
+func (r *Router) mountDebug(mux *http.ServeMux) {
 	d := indexDebug{index: r.pipe.index, pools: r.pipe.pools,
 		info: api.IndexInfo{BlockSize: r.cfg.Index.BlockSize, Grace: r.cfg.Index.Grace}}
 	mux.HandleFunc("GET "+api.IndexInfoPath, d.infoHandler)

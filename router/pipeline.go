@@ -1,4 +1,4 @@
-package main
+package router
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/scorer"
 	"github.com/warmroute/warmroute/tokenizer"
@@ -36,7 +35,7 @@ type pipelineHooks struct {
 
 // newPipeline builds the pipeline from cfg (defaults applied) and registers
 // its metrics on reg. Pools without a tokenizer route on load alone.
-func newPipeline(cfg serveconfig.Config, reg prometheus.Registerer, hooks pipelineHooks) (*pipeline, error) {
+func newPipeline(cfg Config, reg prometheus.Registerer, hooks pipelineHooks) (*pipeline, error) {
 	ixMetrics, err := index.NewMetrics(reg)
 	if err != nil {
 		return nil, err

@@ -1,10 +1,4 @@
-// Package serveconfig is the schema of `warmroute serve`'s configuration file. It
-// owns no setting of its own beyond the listeners: it composes the Config of
-// each package that has one (scorer, extproc, index, index/ttl, events), so
-// every setting has one owner, one default and one validation. The command
-// loads a file into a Config and then binds each flag straight into the same
-// field.
-package serveconfig
+package router
 
 import (
 	"errors"

@@ -1,21 +1,19 @@
-package main
+package router
 
 import (
 	"context"
 	"io"
 	"log/slog"
 	"testing"
-
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 )
 
 // TestRouterWithoutEvents: with events disabled serve builds no NATS, no
 // subscriber and no share (even when sharing is asked for), and the router
 // is ready at once.
 func TestRouterWithoutEvents(t *testing.T) {
-	var cfg serveconfig.Config
+	var cfg Config
 	cfg.Events.Disabled, cfg.Events.Predictions.Share = true, true
-	r, err := newRouter(cfg.WithDefaults(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r, err := New(cfg.WithDefaults(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package router
 
 import (
 	"context"
@@ -20,20 +20,19 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/warmroute/warmroute/api"
-	"github.com/warmroute/warmroute/cmd/warmroute/serveconfig"
 	"github.com/warmroute/warmroute/internal/testwait"
 	"github.com/warmroute/warmroute/scorer"
 )
 
 // startRouter runs a router on loopback listeners and returns its addresses
 // and a stop function that waits for it to finish.
-func startRouter(t *testing.T, cfg serveconfig.Config) (grpcAddr, adminAddr string, stop func() error) {
+func startRouter(t *testing.T, cfg Config) (grpcAddr, adminAddr string, stop func() error) {
 	t.Helper()
 	cfg.ShutdownGrace = api.Duration(2 * time.Second)
 	if cfg.Events.Listen == "" {
 		cfg.Events.Listen = "127.0.0.1:0" // never the shared default port
 	}
-	r, err := newRouter(cfg.WithDefaults(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r, err := New(cfg.WithDefaults(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +90,7 @@ func httpGet(t *testing.T, url string) (int, string) {
 }
 
 func TestRouterAdminAndHealth(t *testing.T) {
-	grpcAddr, adminAddr, stop := startRouter(t, serveconfig.Config{Pools: []scorer.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}})
+	grpcAddr, adminAddr, stop := startRouter(t, Config{Pools: []scorer.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}})
 	for _, path := range []string{"/healthz", "/readyz"} {
 		if code, _ := httpGet(t, "http://"+adminAddr+path); code != http.StatusOK {
 			t.Errorf("%s = %d, want 200", path, code)
@@ -128,8 +127,8 @@ func TestRouterAdminAndHealth(t *testing.T) {
 }
 
 func TestRouterSelfSignedTLS(t *testing.T) {
-	grpcAddr, _, _ := startRouter(t, serveconfig.Config{
-		TLS:   serveconfig.TLSConfig{SelfSigned: true},
+	grpcAddr, _, _ := startRouter(t, Config{
+		TLS:   TLSConfig{SelfSigned: true},
 		Pools: []scorer.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}},
 	})
 	creds := credentials.NewTLS(&tls.Config{InsecureSkipVerify: true}) // self-signed by design
@@ -154,7 +153,7 @@ func TestRouterSelfSignedTLS(t *testing.T) {
 }
 
 func TestRouterDrainsOpenStreams(t *testing.T) {
-	grpcAddr, adminAddr, stop := startRouter(t, serveconfig.Config{Pools: []scorer.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}})
+	grpcAddr, adminAddr, stop := startRouter(t, Config{Pools: []scorer.PoolConfig{{Name: "m", Endpoints: []string{"10.0.0.1:8000"}}}})
 	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,221 @@
+package router
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/warmroute/warmroute/buildinfo"
+	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/events/predictions"
+	"github.com/warmroute/warmroute/events/subscriber"
+	"github.com/warmroute/warmroute/extproc"
+	"github.com/warmroute/warmroute/index/ttl"
+)
+
+// Router is `warmroute serve` assembled from its Config: the ext_proc gRPC
+// server with its health service, the admin HTTP server, and behind them the
+// event ingestion, the TTL controller and the decision pipeline. Build it
+// with New; Run serves until its context ends. Not for concurrent Run calls.
+type Router struct {
+	cfg    Config
+	log    *slog.Logger
+	grpc   *grpc.Server
+	health *health.Server
+	admin  *http.Server
+	ready  atomic.Bool
+	pipe   *pipeline
+	ttl    *ttl.Controller
+	reg    prometheus.Registerer
+
+	// Event ingestion, nil with events disabled: the NATS client, the
+	// subscriber (started by serve with the index as its sink) and the
+	// prediction share (nil unless sharing; started by serve too).
+	bus        *bus.Client
+	sub        *subscriber.Subscriber
+	subMetrics *subscriber.Metrics
+	share      *predictions.Share
+}
+
+// New builds the router in dependency order: NATS, the event subscriber,
+// the TTL controller reading the subscriber's freshness, the pipeline (whose
+// scorer gets the subscriber's engine load and the prediction share), then
+// the servers. Nothing runs until serve.
+func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if _, err := buildinfo.NewMetrics(reg); err != nil {
+		return nil, err
+	}
+	r := &Router{cfg: cfg, log: log, health: health.NewServer(), reg: reg}
+	defer func() {
+		if err != nil {
+			r.closeEvents()
+		}
+	}()
+	if err = r.openEvents(); err != nil {
+		return nil, err
+	}
+	if r.ttl, err = newTTL(cfg, r.sub, reg, log); err != nil {
+		return nil, fmt.Errorf("creating ttl controller: %w", err)
+	}
+	hooks := pipelineHooks{ttl: r.ttl, observer: r.ttl}
+	if r.sub != nil {
+		hooks.engine = r.sub
+	}
+	if r.share != nil {
+		hooks.predictions = r.share
+	}
+	if r.pipe, err = newPipeline(cfg, reg, hooks); err != nil {
+		return nil, err
+	}
+	procMetrics, err := extproc.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	proc, err := extproc.New(r.pipe.scorer, extproc.Options{Config: cfg.Proxy}, procMetrics, log)
+	if err != nil {
+		return nil, fmt.Errorf("creating ext_proc server: %w", err)
+	}
+	maxMsg := cfg.Proxy.MaxGRPCMessageBytes()
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}
+	tlsCfg, err := serverTLS(cfg.TLS)
+	if err != nil {
+		return nil, err
+	}
+	if tlsCfg != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+	}
+	r.grpc = grpc.NewServer(opts...)
+	r.setServing(false) // known but NOT_SERVING until the index is ready
+	extprocv3.RegisterExternalProcessorServer(r.grpc, proc)
+	healthpb.RegisterHealthServer(r.grpc, r.health)
+	r.admin = &http.Server{Handler: r.adminMux(reg), ReadHeaderTimeout: 5 * time.Second}
+	return r, nil
+}
+
+const extProcService = "envoy.service.ext_proc.v3.ExternalProcessor"
+
+func (r *Router) adminMux(reg *prometheus.Registry) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.Handle("GET /debug/ttl", r.ttl.Handler())
+	r.mountDebug(mux)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !r.ready.Load() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ready\n")
+	})
+	return mux
+}
+
+// Run serves until ctx ends, then drains: health turns NOT_SERVING and
+// /readyz fails first, so Envoy and Kubernetes stop sending new streams, then
+// open streams get up to ShutdownGrace to finish.
+func (r *Router) Run(ctx context.Context) error {
+	grpcLn, err := net.Listen("tcp", r.cfg.GRPCAddr)
+	if err != nil {
+		return fmt.Errorf("listening for ext_proc: %w", err)
+	}
+	adminLn, err := net.Listen("tcp", r.cfg.AdminAddr)
+	if err != nil {
+		grpcLn.Close()
+		return fmt.Errorf("listening for admin: %w", err)
+	}
+	return r.serve(ctx, grpcLn, adminLn)
+}
+
+// serve runs both servers on the given listeners until ctx ends or one fails.
+// The event subscriber, the TTL controller and the pipeline's sweeps run
+// until the ext_proc streams have drained, so in-flight decisions keep them.
+// The router reports ready once the event stream has been replayed.
+func (r *Router) serve(ctx context.Context, grpcLn, adminLn net.Listener) error {
+	bg, stopBG := context.WithCancel(context.Background())
+	defer stopBG()
+	defer r.closeEvents()
+	ready, err := r.startEvents(bg)
+	if err != nil {
+		grpcLn.Close()
+		adminLn.Close()
+		return err
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	wg.Go(func() { errc <- r.grpc.Serve(grpcLn) })
+	wg.Go(func() { errc <- r.admin.Serve(adminLn) })
+	wg.Go(func() { r.pipe.run(bg) })
+	wg.Go(func() { r.ttl.Run(bg) })
+	r.log.Info("warmroute listening", "grpc", grpcLn.Addr().String(), "admin", adminLn.Addr().String(),
+		"tls", r.cfg.TLS.Enabled(), "pools", len(r.cfg.Pools), "nats", r.natsURL(), "ttl_mode", r.cfg.TTL.Mode)
+	var runErr error
+	select {
+	case <-ready:
+		if r.share != nil {
+			select { // the share's replay is bounded by its timeout
+			case <-r.share.Ready():
+			case <-ctx.Done():
+			}
+		}
+		r.setServing(true)
+		r.log.Info("warmroute ready")
+		select {
+		case <-ctx.Done():
+		case err := <-errc:
+			runErr = fmt.Errorf("server stopped: %w", err)
+		}
+	case <-ctx.Done():
+	case err := <-errc:
+		runErr = fmt.Errorf("server stopped: %w", err)
+	}
+	r.shutdown()
+	stopBG()
+	wg.Wait() // every goroutine started here has returned
+	return runErr
+}
+
+func (r *Router) setServing(on bool) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if on {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	r.health.SetServingStatus("", st)
+	r.health.SetServingStatus(extProcService, st)
+	r.ready.Store(on)
+}
+
+func (r *Router) shutdown() {
+	r.setServing(false)
+	grace := r.cfg.ShutdownGrace.D()
+	r.log.Info("draining ext_proc streams", "grace", grace)
+	done := make(chan struct{})
+	go func() { r.grpc.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		r.log.Warn("grace period over; closing remaining streams")
+		r.grpc.Stop()
+		<-done
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	r.admin.Shutdown(ctx)
+	r.log.Info("warmroute stopped")
+}
