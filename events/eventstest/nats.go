@@ -2,6 +2,7 @@ package eventstest
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/subscriber"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // Model is the model the helpers publish under.
@@ -62,18 +64,6 @@ func ConnectEmbedded(t testing.TB, o bus.EmbeddedOptions) *nats.Conn {
 func Connect(t testing.TB) *nats.Conn {
 	t.Helper()
 	return ConnectEmbedded(t, bus.EmbeddedOptions{Host: "127.0.0.1"})
-}
-
-// Eventually polls ok until it holds, failing the test after 10s.
-func Eventually(t testing.TB, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within 10s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // JetStreamConn starts an embedded server with JetStream stored in a temp
@@ -160,20 +150,16 @@ func WaitStored(t testing.TB, nc *nats.Conn, stream string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.Until(t, 5*time.Second, func() string {
 		st, err := js.Stream(context.Background(), stream)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := st.CachedInfo().State.Msgs; got >= uint64(n) {
-			return
+		if got := st.CachedInfo().State.Msgs; got < uint64(n) {
+			return fmt.Sprintf("stream %s holds %d messages, want %d", stream, got, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stream %s holds %d messages after 5s, want %d", stream, st.CachedInfo().State.Msgs, n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 // CounterValue reads one labelled counter from reg; 0 when absent.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/internal/testclock"
 )
 
 // BenchmarkCommitShared times a decision's Pick, Commit and Release with
@@ -18,7 +19,7 @@ func BenchmarkCommitShared(b *testing.B) {
 	for _, blocks := range []int{16, 256, 4096} {
 		for _, share := range []bool{false, true} {
 			b.Run(fmt.Sprintf("blocks=%d/share=%t", blocks, share), func(b *testing.B) {
-				r := startReplica(b, nc, replicaOptions{name: "bench", clock: &manualClock{now: time.Now()}, local: !share})
+				r := startReplica(b, nc, replicaOptions{name: "bench", clock: testclock.New(time.Now()), local: !share})
 				b.ReportAllocs()
 				n := 0
 				for b.Loop() {
@@ -40,7 +41,7 @@ func BenchmarkPredicted(b *testing.B) {
 	nc := eventstest.JetStreamConn(b)
 	for _, blocks := range []int{16, 4096} {
 		b.Run(fmt.Sprintf("blocks=%d", blocks), func(b *testing.B) {
-			r := startReplica(b, nc, replicaOptions{name: "bench", clock: &manualClock{now: time.Now()}})
+			r := startReplica(b, nc, replicaOptions{name: "bench", clock: testclock.New(time.Now())})
 			keys := make([]index.Key, blocks)
 			now := time.Now()
 			p := index.Prediction{Endpoint: replicaEndpoints[0], Model: testModel, Keys: keys, DecidedAt: now,

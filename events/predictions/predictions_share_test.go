@@ -13,6 +13,8 @@ import (
 	"github.com/warmroute/warmroute/events/predictions"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/index/ttl"
+	"github.com/warmroute/warmroute/internal/testclock"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 const predictionStream = "WARMROUTE_PREDICTIONS_TEST"
@@ -28,20 +30,20 @@ func TestReplicasSharePredictions(t *testing.T) {
 		predictions.StreamConfig{Name: predictionStream, MaxAge: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	clock := &manualClock{now: time.Now()}
+	clock := testclock.New(time.Now())
 	start := clock.Now()
 	a := startReplica(t, nc, replicaOptions{name: "a", clock: clock, stream: predictionStream})
 	b := startReplica(t, nc, replicaOptions{name: "b", clock: clock, stream: predictionStream})
 	d1, d2 := a.decide(t, 1000, 4), a.decide(t, 5000, 4)
-	eventstest.Eventually(t, "B matches A's predictions", func() bool {
+	testwait.Until(t, 10*time.Second, testwait.That("B matches A's predictions", func() bool {
 		return b.match(t, d1.Endpoint, 1000, 4).Speculative == 4 && b.match(t, d2.Endpoint, 5000, 4).Speculative == 4
-	})
+	}))
 	if got := b.endings(); got != (ttl.Endings{}) {
 		t.Fatalf("B's TTL endings after applying A's predictions = %+v, want none", got)
 	}
-	eventstest.Eventually(t, "A skips its own messages", func() bool {
+	testwait.Until(t, 10*time.Second, testwait.That("A skips its own messages", func() bool {
 		return eventstest.CounterValue(t, a.reg, "warmroute_events_predictions_received_total", "result", "own") == 2
-	})
+	}))
 
 	b.stop() // B restarts within the TTL: a new index, a new replica id
 	b = startReplica(t, nc, replicaOptions{name: "b", clock: clock, stream: predictionStream})
@@ -50,9 +52,9 @@ func TestReplicasSharePredictions(t *testing.T) {
 	}
 
 	eventstest.PublishTo(t, nc, d2.Endpoint, 0, false, eventstest.StoredPayload(1, 0, 5000, 4))
-	eventstest.Eventually(t, "BlockStored confirms on both", func() bool {
+	testwait.Until(t, 10*time.Second, testwait.That("BlockStored confirms on both", func() bool {
 		return a.match(t, d2.Endpoint, 5000, 4).Confirmed == 4 && b.match(t, d2.Endpoint, 5000, 4).Confirmed == 4
-	})
+	}))
 	checkConfirmedOnce(t, a, b)
 
 	// Both expire d1 at A's expiry: one nanosecond before it still matches.
@@ -102,9 +104,9 @@ func TestPredictionsNATSOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	a := startReplica(t, nc, replicaOptions{name: "a", clock: &manualClock{now: time.Now()}, queue: 4})
+	a := startReplica(t, nc, replicaOptions{name: "a", clock: testclock.New(time.Now()), queue: 4})
 	ns.Close()
-	eventstest.Eventually(t, "client notices the outage", func() bool { return !nc.IsConnected() })
+	testwait.Until(t, 10*time.Second, testwait.That("client notices the outage", func() bool { return !nc.IsConnected() }))
 	const n = 50
 	for i := range n {
 		d := a.decide(t, 100_000*(i+1), 2)
@@ -117,7 +119,7 @@ func TestPredictionsNATSOutage(t *testing.T) {
 		return eventstest.CounterValue(t, a.reg, "warmroute_events_predictions_dropped_total", "reason", "queue_full") +
 			eventstest.CounterValue(t, a.reg, "warmroute_events_predictions_dropped_total", "reason", "publish_error")
 	}
-	eventstest.Eventually(t, "every prediction counted as dropped", func() bool { return dropped() == n })
+	testwait.Until(t, 10*time.Second, testwait.That("every prediction counted as dropped", func() bool { return dropped() == n }))
 	if got := eventstest.PlainCounter(t, a.reg, "warmroute_events_predictions_published_total"); got != 0 {
 		t.Errorf("published %v predictions during the outage", got)
 	}

@@ -15,31 +15,13 @@ import (
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/index/ttl"
+	"github.com/warmroute/warmroute/internal/testclock"
 	"github.com/warmroute/warmroute/scorer"
 )
 
 const testModel = eventstest.Model
 
 var replicaEndpoints = []string{"10.0.0.1:8000", "10.0.0.2:8000"}
-
-// manualClock is a clock shared by the replicas' indexes, so expiry can be
-// probed exactly; it starts at the real time so NATS-side ages agree.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
 
 // givenTokens is a scorer.Tokens for requests that carry token ids.
 type givenTokens struct{}
@@ -63,9 +45,12 @@ type replica struct {
 	stop   func()
 }
 
+// replicaOptions configure startReplica. Replicas share one clock, so
+// expiry can be probed exactly; start it at the real time so NATS-side ages
+// agree.
 type replicaOptions struct {
 	name   string
-	clock  *manualClock
+	clock  *testclock.Manual
 	stream string // prediction stream to replay at start
 	queue  int
 	local  bool // keep predictions local (a baseline for benchmarks)

@@ -20,6 +20,7 @@ import (
 	"github.com/warmroute/warmroute/events/relay"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/events/wire"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // pythonWithZMQ returns a Python interpreter that has pyzmq and msgspec, in
@@ -188,7 +189,7 @@ func TestRelayInteropWithPythonPublisher(t *testing.T) {
 	seq = interopResets(t, pub, tap, seq)
 	t.Run("router holds exactly the engine's blocks after the restart", func(t *testing.T) {
 		src := subscriber.Source{Model: model, Endpoint: endpoint}
-		eventstest.Eventually(t, "router converged", func() bool { return slices.Equal(sink.Blocks(src), []uint64{1000, 1001}) })
+		testwait.Until(t, 10*time.Second, testwait.That("router converged", func() bool { return slices.Equal(sink.Blocks(src), []uint64{1000, 1001}) }))
 	})
 	t.Run("heartbeat names the endpoint and last seq", func(t *testing.T) {
 		h := nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return h.Seq != nil && *h.Seq == 1 })
@@ -243,22 +244,23 @@ func startRouterSide(t *testing.T, nc *nats.Conn, model string, sink subscriber.
 // subscription reaches the publisher are lost, so publish until one arrives.
 func joinStream(t *testing.T, pub *pyPublisher, tap *natsTap) uint64 {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	var seq uint64
+	testwait.Until(t, 15*time.Second, func() string {
 		pub.do("send 1")
 		select {
 		case m := <-tap.events:
-			seq, err := strconv.ParseUint(m.Header.Get(api.EventSeqHeader), 10, 64)
+			var err error
+			seq, err = strconv.ParseUint(m.Header.Get(api.EventSeqHeader), 10, 64)
 			if err != nil || m.Header.Get(api.EventKindHeader) != api.EventKindBatch {
 				t.Fatalf("first message: %v %v", m.Header, err)
 			}
 			checkPayload(t, m, seq)
-			return drainJoin(t, tap, seq)
+			return ""
 		case <-time.After(200 * time.Millisecond):
+			return "relay forwarded nothing"
 		}
-	}
-	t.Fatal("relay forwarded nothing within 15s")
-	return 0
+	})
+	return drainJoin(t, tap, seq)
 }
 
 // drainJoin consumes what the relay still forwards of the batches sent while
@@ -284,19 +286,22 @@ func drainJoin(t *testing.T, tap *natsTap, seq uint64) uint64 {
 
 func nextHeartbeat(t *testing.T, tap *natsTap, ok func(api.Heartbeat) bool) api.Heartbeat {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case m := <-tap.beats:
-			var h api.Heartbeat
-			if err := json.Unmarshal(m.Data, &h); err != nil {
-				t.Fatal(err)
+	var h api.Heartbeat
+	testwait.Until(t, 10*time.Second, func() string {
+		for {
+			select {
+			case m := <-tap.beats:
+				h = api.Heartbeat{}
+				if err := json.Unmarshal(m.Data, &h); err != nil {
+					t.Fatal(err)
+				}
+				if ok(h) {
+					return ""
+				}
+			default:
+				return "no matching heartbeat"
 			}
-			if ok(h) {
-				return h
-			}
-		case <-deadline:
-			t.Fatal("no matching heartbeat within 10s")
 		}
-	}
+	})
+	return h
 }

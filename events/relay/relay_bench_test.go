@@ -15,6 +15,7 @@ import (
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/relay"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // BenchmarkRelayForward measures one batch from a ZMQ PUB send, through the
@@ -95,14 +96,16 @@ func sendBatch(b *testing.B, pub zmq4.Socket, seq uint64, payload []byte) {
 // warmUp publishes until the relay's subscription is live (ZMQ slow joiner)
 // and returns the last sequence number used.
 func warmUp(b *testing.B, pub zmq4.Socket, got chan *nats.Msg, payload []byte) uint64 {
-	for seq := uint64(0); seq < 500; seq++ {
+	var seq uint64
+	testwait.Until(b, 10*time.Second, func() string {
 		sendBatch(b, pub, seq, payload)
 		select {
 		case <-got:
-			return seq
+			return ""
 		case <-time.After(20 * time.Millisecond):
+			seq++
+			return "relay never forwarded"
 		}
-	}
-	b.Fatal("relay never forwarded")
-	return 0
+	})
+	return seq
 }

@@ -3,6 +3,7 @@ package relay_test
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // fakeEngine publishes KV event batches the way vLLM does, on go-zeromq
@@ -140,13 +142,12 @@ func (e *fakeEngine) serve() {
 // waitReplays waits until the engine has received n replay requests.
 func (e *fakeEngine) waitReplays(n int32) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.replays.Load() < n {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("engine got %d replay requests, want %d", e.replays.Load(), n)
+	testwait.Until(e.t, 10*time.Second, func() string {
+		if got := e.replays.Load(); got < n {
+			return fmt.Sprintf("engine got %d replay requests, want %d", got, n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 func seqBytes(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }

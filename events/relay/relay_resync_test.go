@@ -15,6 +15,7 @@ import (
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/relay"
 	"github.com/warmroute/warmroute/events/subscriber"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 const (
@@ -83,14 +84,13 @@ func batches(from, to uint64) []string {
 func liveUntilForwarded(t *testing.T, e *fakeEngine, tap *natsTap) ([]string, uint64) {
 	t.Helper()
 	var got []string
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var newest uint64
+	testwait.Until(t, 10*time.Second, func() string {
 		e.publish(1, true)
 		e.mu.Lock()
-		newest := e.next - 1
+		newest = e.next - 1
 		e.mu.Unlock()
 		wait := time.After(200 * time.Millisecond)
-	collect:
 		for {
 			select {
 			case m := <-tap.events:
@@ -99,15 +99,14 @@ func liveUntilForwarded(t *testing.T, e *fakeEngine, tap *natsTap) ([]string, ui
 				}
 				got = append(got, describe(m))
 				if got[len(got)-1] == "b"+strconv.FormatUint(newest, 10) {
-					return got, newest
+					return ""
 				}
 			case <-wait:
-				break collect
+				return fmt.Sprintf("relay did not forward the newest live batch; published %q", got)
 			}
 		}
-	}
-	t.Fatalf("relay did not forward the newest live batch within 10s; published %q", got)
-	return nil, 0
+	})
+	return got, newest
 }
 
 func mustSeq(t *testing.T, m *nats.Msg) uint64 {
@@ -240,13 +239,12 @@ func TestRelayReconnectChecksEngine(t *testing.T) {
 // resync ends, which can trail the last batch the resync forwarded.
 func waitResyncs(t *testing.T, reg *prometheus.Registry, outcome string, want float64) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for n := resyncs(t, reg, outcome); n != want; n = resyncs(t, reg, outcome) {
-		if time.Now().After(deadline) {
-			t.Fatalf("relay_resyncs_total{outcome=%q} = %v, want %v", outcome, n, want)
+	testwait.Until(t, 5*time.Second, func() string {
+		if n := resyncs(t, reg, outcome); n != want {
+			return fmt.Sprintf("relay_resyncs_total{outcome=%q} = %v, want %v", outcome, n, want)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 // The router's view after a relay restart equals the engine's cached blocks
@@ -308,10 +306,10 @@ func engineBlocks(n int) []uint64 {
 func waitBlocks(t *testing.T, sink *eventstest.Sink, want []uint64) {
 	t.Helper()
 	src := subscriber.Source{Model: testModel, Endpoint: resyncEndpoint}
-	eventstest.Eventually(t, fmt.Sprintf("router holds %v", want), func() bool {
+	testwait.Until(t, 10*time.Second, testwait.That(fmt.Sprintf("router holds %v", want), func() bool {
 		got := sink.Blocks(src)
 		return slices.Equal(got, want) || (len(want) == 0 && len(got) == 0)
-	})
+	}))
 }
 
 // A malformed replay reply fails the resync cleanly: it is counted, nothing
@@ -324,7 +322,7 @@ func TestRelayResyncMalformedReply(t *testing.T) {
 	e.publish(3, false)
 	r := runRelay(t, nc, relayConfig(e))
 	e.waitReplays(1)
-	eventstest.Eventually(t, "failed resync counted", func() bool { return resyncs(t, r.reg, "failed") == 1 })
+	testwait.Until(t, 10*time.Second, testwait.That("failed resync counted", func() bool { return resyncs(t, r.reg, "failed") == 1 }))
 	got, newest := liveUntilForwarded(t, e, tap)
 	// The first live batch seen starts the stream; a later gap would ask
 	// the (still malformed) replay socket again and end in a reset.

@@ -10,6 +10,7 @@ import (
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/relay"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // A relay configured with a stream creates it, so batches are retained even
@@ -27,13 +28,13 @@ func TestRelayEnsuresStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventstest.Eventually(t, "stream created", func() bool {
+	testwait.Until(t, 10*time.Second, testwait.That("stream created", func() bool {
 		st, err := js.Stream(context.Background(), testStream)
 		return err == nil && st.CachedInfo().Config.MaxAge == time.Minute
-	})
+	}))
 	eventstest.PublishTo(t, nc, sinkEndpoint, 1, false, eventstest.StoredPayload(1, 0, 0, 1))
-	eventstest.Eventually(t, "batch retained", func() bool {
+	testwait.Until(t, 10*time.Second, testwait.That("batch retained", func() bool {
 		st, err := js.Stream(context.Background(), testStream)
 		return err == nil && st.CachedInfo().State.Msgs == 1
-	})
+	}))
 }

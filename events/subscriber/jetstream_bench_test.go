@@ -13,6 +13,7 @@ import (
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // BenchmarkJetStreamReplay measures a restarting router's time to ready:
@@ -48,17 +49,10 @@ func fillStream(b *testing.B, nc *nats.Conn, blocks, perBatch int) {
 		eventstest.PublishTo(b, nc, ep, seq, false, eventstest.StoredPayload(uint64(i*perBatch+1), 0, i*perBatch*16, perBatch))
 	}
 	js, _ := jetstream.New(nc)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	testwait.Until(b, 2*time.Minute, testwait.That(fmt.Sprintf("stream holding %d messages", msgs), func() bool {
 		st, err := js.Stream(context.Background(), testStream)
-		if err == nil && st.CachedInfo().State.Msgs == uint64(msgs) {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("stream did not reach %d messages", msgs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil && st.CachedInfo().State.Msgs == uint64(msgs)
+	}))
 }
 
 func replayOnce(b *testing.B, nc *nats.Conn, wantBlocks int) {

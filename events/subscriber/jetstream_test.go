@@ -13,6 +13,7 @@ import (
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 const testStream = "KVTEST"
@@ -113,9 +114,9 @@ func TestJetStreamReplayThenLive(t *testing.T) {
 	// The next batch continues the replayed sequence, so it must apply
 	// without a gap clearing the replayed block.
 	eventstest.PublishTo(t, nc, sinkEndpoint, 6, false, eventstest.StoredPayload(2, 1, 16, 2))
-	eventstest.Eventually(t, "live batch applied", func() bool {
+	testwait.Until(t, 10*time.Second, testwait.That("live batch applied", func() bool {
 		return lookup(t, ix, index.Identity{Model: testModel}, 3).Blocks() == 3
-	})
+	}))
 }
 
 func TestEnsureStreamRejectsEmptyName(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/internal/testwait"
 	"github.com/warmroute/warmroute/scorer"
 )
 
@@ -187,34 +188,23 @@ func (f *fakeRelay) store(t *testing.T, blocks int) {
 	f.seq++
 }
 
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within 15s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestRuntimeEmbedded(t *testing.T) {
 	r := startTestEvents(t, listen("127.0.0.1:0"))
 	relay := newFakeRelay(t, r.bus.URL())
 	t.Run("heartbeat adds the endpoint", func(t *testing.T) {
 		relay.beating()
-		waitFor(t, "endpoint discovered", func() bool { return slices.Contains(r.endpoints(t), evDynamic) })
+		testwait.Until(t, 15*time.Second, testwait.That("endpoint discovered", func() bool { return slices.Contains(r.endpoints(t), evDynamic) }))
 	})
 	t.Run("batches reach the index", func(t *testing.T) {
 		relay.store(t, 3)
-		waitFor(t, "blocks indexed", func() bool { return r.blocks(t) == 3 })
+		testwait.Until(t, 15*time.Second, testwait.That("blocks indexed", func() bool { return r.blocks(t) == 3 }))
 		if f, ok := r.sub.EndpointFreshness(evDynamic); !ok || !f.HasSeq || f.LastEvent.IsZero() {
 			t.Fatalf("Freshness = %+v, %v", f, ok)
 		}
 	})
 	t.Run("expiry removes and clears it, keeping static endpoints", func(t *testing.T) {
 		relay.quiet()
-		waitFor(t, "endpoint expired", func() bool { return !slices.Contains(r.endpoints(t), evDynamic) })
+		testwait.Until(t, 15*time.Second, testwait.That("endpoint expired", func() bool { return !slices.Contains(r.endpoints(t), evDynamic) }))
 		if got := r.blocks(t); got != 0 {
 			t.Errorf("expired endpoint still holds %d blocks", got)
 		}
@@ -249,22 +239,22 @@ func TestRuntimeSurvivesNATSOutage(t *testing.T) {
 	relay := newFakeRelay(t, url)
 	relay.beating()
 	relay.store(t, 2)
-	waitFor(t, "endpoint learnt", func() bool { return slices.Contains(r.endpoints(t), evDynamic) && r.blocks(t) == 2 })
+	testwait.Until(t, 15*time.Second, testwait.That("endpoint learnt", func() bool { return slices.Contains(r.endpoints(t), evDynamic) && r.blocks(t) == 2 }))
 
 	ns.Close()
-	waitFor(t, "endpoint cleared during outage", func() bool {
+	testwait.Until(t, 15*time.Second, testwait.That("endpoint cleared during outage", func() bool {
 		return !slices.Contains(r.endpoints(t), evDynamic) && r.blocks(t) == 0
-	})
+	}))
 
 	ns, err = bus.StartEmbedded("127.0.0.1", port)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ns.Close()
-	waitFor(t, "endpoint re-learnt", func() bool { return slices.Contains(r.endpoints(t), evDynamic) })
-	waitFor(t, "relay reconnected", relay.nc.IsConnected)
+	testwait.Until(t, 15*time.Second, testwait.That("endpoint re-learnt", func() bool { return slices.Contains(r.endpoints(t), evDynamic) }))
+	testwait.Until(t, 15*time.Second, testwait.That("relay reconnected", relay.nc.IsConnected))
 	relay.store(t, 3)
-	waitFor(t, "blocks re-learnt", func() bool { return r.blocks(t) == 3 })
+	testwait.Until(t, 15*time.Second, testwait.That("blocks re-learnt", func() bool { return r.blocks(t) == 3 }))
 }
 
 func TestRuntimeJetStreamRestart(t *testing.T) {
@@ -273,7 +263,7 @@ func TestRuntimeJetStreamRestart(t *testing.T) {
 	first := startTestEvents(t, ec)
 	relay := newFakeRelay(t, first.bus.URL())
 	relay.store(t, 4)
-	waitFor(t, "first router indexed", func() bool { return first.blocks(t) == 4 })
+	testwait.Until(t, 15*time.Second, testwait.That("first router indexed", func() bool { return first.blocks(t) == 4 }))
 	relay.nc.Close()
 	first.close()
 

@@ -16,6 +16,7 @@ import (
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/index/ttl"
+	"github.com/warmroute/warmroute/internal/testwait"
 	"github.com/warmroute/warmroute/scorer"
 )
 
@@ -108,10 +109,10 @@ func TestSubscriberSequencing(t *testing.T) {
 			for _, op := range tc.ops {
 				publish(t, nc, endpoint, op)
 			}
-			eventstest.Eventually(t, "batches applied", func() bool {
+			testwait.Until(t, 10*time.Second, testwait.That("batches applied", func() bool {
 				b, c := sink.Counts()
 				return b == tc.wantCalls[0] && c == tc.wantCalls[1]
-			})
+			}))
 			if got := sink.Blocks(src); !slices.Equal(got, tc.wantBlocks) {
 				t.Fatalf("blocks = %v, want %v", got, tc.wantBlocks)
 			}
@@ -131,19 +132,19 @@ func TestSubscriberMembership(t *testing.T) {
 	t.Run("heartbeat brings a source up", func(t *testing.T) {
 		beat(t, nc, leaver.Endpoint, false, time.Hour)
 		beat(t, nc, silent.Endpoint, false, 50*time.Millisecond)
-		eventstest.Eventually(t, "sources up", func() bool { return members.Up(leaver) && members.Up(silent) })
+		testwait.Until(t, 10*time.Second, testwait.That("sources up", func() bool { return members.Up(leaver) && members.Up(silent) }))
 	})
 	t.Run("leaving heartbeat clears and removes", func(t *testing.T) {
 		publish(t, nc, leaver.Endpoint, stored("r", 1, 7))
-		eventstest.Eventually(t, "block stored", func() bool { return len(sink.Blocks(leaver)) == 1 })
+		testwait.Until(t, 10*time.Second, testwait.That("block stored", func() bool { return len(sink.Blocks(leaver)) == 1 }))
 		beat(t, nc, leaver.Endpoint, true, time.Hour)
-		eventstest.Eventually(t, "source down", func() bool { return !members.Up(leaver) })
+		testwait.Until(t, 10*time.Second, testwait.That("source down", func() bool { return !members.Up(leaver) }))
 		if len(sink.Blocks(leaver)) != 0 {
 			t.Fatal("leaving source kept its blocks")
 		}
 	})
 	t.Run("silent source expires", func(t *testing.T) {
-		eventstest.Eventually(t, "expired", func() bool { return !members.Up(silent) })
+		testwait.Until(t, 10*time.Second, testwait.That("expired", func() bool { return !members.Up(silent) }))
 		if _, ok := s.SourceFreshness(silent); ok {
 			t.Fatal("expired source still has freshness")
 		}
@@ -165,7 +166,7 @@ func TestFreshnessSilenceLimit(t *testing.T) {
 		t.Fatal("freshness of an endpoint never heard")
 	}
 	beat(t, nc, ep, false, time.Hour) // long enough not to expire during the test
-	eventstest.Eventually(t, "heartbeat applied", func() bool { _, ok := s.Freshness(ep); return ok })
+	testwait.Until(t, 10*time.Second, testwait.That("heartbeat applied", func() bool { _, ok := s.Freshness(ep); return ok }))
 	f, _ := s.Freshness(ep)
 	if f.SilenceLimit != 5*time.Hour || !f.Connected || f.LastHeartbeat.IsZero() {
 		t.Fatalf("Freshness = %+v, want a 5h silence limit, connected, a heartbeat", f)
