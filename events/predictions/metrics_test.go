@@ -5,8 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/predictions"
+	"github.com/warmroute/warmroute/internal/metricdoc"
 )
 
 // TestNewMetricsTwiceOnOneRegistry: a second share's metrics on the same
@@ -23,8 +23,8 @@ func TestNewMetricsTwiceOnOneRegistry(t *testing.T) {
 
 // TestReadmeListsEveryMetric: the README's Metrics table is the registry's.
 func TestReadmeListsEveryMetric(t *testing.T) {
-	eventstest.CheckReadmeMetrics(t, "README.md", func(reg prometheus.Registerer) error {
+	metricdoc.Check(t, "README.md", func(reg prometheus.Registerer) error {
 		_, err := predictions.NewMetrics(reg)
 		return err
-	}, nil)
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/warmroute/warmroute/internal/promreg"
 )
 
 // Metrics are the relay's counters, built by NewMetrics. One Metrics serves
@@ -29,89 +30,42 @@ type Metrics struct {
 // not registered). It fails when reg already holds one of them, for
 // instance when a second relay registers on the same registry.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	b := &builder{reg: reg}
+	b := &promreg.Builder{Reg: reg, Namespace: "warmroute", Subsystem: "events"}
 	m := &Metrics{
-		batches: b.counterVec("relay_batches_total",
+		batches: b.CounterVec("relay_batches_total",
 			"Engine batches seen by the relay, by result.", "result"),
-		decodeErrors: b.counter("relay_decode_errors_total",
+		decodeErrors: b.Counter("relay_decode_errors_total",
 			"Engine payloads the relay could not decode (still forwarded unchanged)."),
-		gaps: b.counterVec("relay_gaps_total",
+		gaps: b.CounterVec("relay_gaps_total",
 			"Sequence gaps seen on the engine's event socket, by outcome.", "outcome"),
-		resets: b.counterVec("relay_resets_total",
+		resets: b.CounterVec("relay_resets_total",
 			"Endpoint resets published to routers, by reason.", "reason"),
-		resyncs: b.counterVec("relay_resyncs_total",
+		resyncs: b.CounterVec("relay_resyncs_total",
 			"Reads of the engine's replay buffer from seq 0 (at start-up or after the engine's sequence "+
 				"started over), by outcome: complete (republished from seq 0), empty (nothing published yet), "+
 				"partial (buffer no longer reaches seq 0: reset, then what it holds), failed.", "outcome"),
-		bufferDropped: b.counter("relay_buffer_dropped_total",
+		bufferDropped: b.Counter("relay_buffer_dropped_total",
 			"Messages dropped from the relay's bounded buffer while NATS was unreachable."),
-		buffered: b.gauge("relay_buffered_messages",
+		buffered: b.Gauge("relay_buffered_messages",
 			"Messages waiting in the relay's buffer for NATS."),
-		publishErrors: b.counter("relay_publish_errors_total",
+		publishErrors: b.Counter("relay_publish_errors_total",
 			"Failed NATS publish attempts (the message is retried)."),
-		forwardDelay: b.histogram("relay_forward_seconds",
-			"Time from receiving a batch on ZMQ to handing it to NATS."),
-		engineUp: b.gauge("relay_engine_connected",
+		forwardDelay: b.Histogram("relay_forward_seconds",
+			"Time from receiving a batch on ZMQ to handing it to NATS.", delayBuckets),
+		engineUp: b.Gauge("relay_engine_connected",
 			"1 while the relay is connected to the engine's event socket."),
-		reconnects: b.counter("relay_engine_reconnects_total",
+		reconnects: b.Counter("relay_engine_reconnects_total",
 			"Reconnections to the engine's event socket."),
-		heartbeats: b.counterVec("relay_heartbeats_total",
+		heartbeats: b.CounterVec("relay_heartbeats_total",
 			"Heartbeats published, by result.", "result"),
-		scrapeErrors: b.counter("relay_scrape_errors_total",
+		scrapeErrors: b.Counter("relay_scrape_errors_total",
 			"Failed scrapes of the engine's /metrics."),
 	}
-	if b.err != nil {
-		return nil, fmt.Errorf("registering relay metrics: %w", b.err)
+	if b.Err() != nil {
+		return nil, fmt.Errorf("registering relay metrics: %w", b.Err())
 	}
 	return m, nil
 }
 
-const (
-	metricsNamespace = "warmroute"
-	metricsSubsystem = "events"
-)
-
-// builder creates collectors and registers each on reg (nil: none), keeping
-// the first registration error so NewMetrics can return it.
-type builder struct {
-	reg prometheus.Registerer
-	err error
-}
-
-func (b *builder) add(c prometheus.Collector) {
-	if b.reg == nil || b.err != nil {
-		return
-	}
-	if err := b.reg.Register(c); err != nil {
-		b.err = err
-	}
-}
-
-func (b *builder) counter(name, help string) prometheus.Counter {
-	c := prometheus.NewCounter(prometheus.CounterOpts{Namespace: metricsNamespace,
-		Subsystem: metricsSubsystem, Name: name, Help: help})
-	b.add(c)
-	return c
-}
-
-func (b *builder) counterVec(name, help string, labels ...string) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace,
-		Subsystem: metricsSubsystem, Name: name, Help: help}, labels)
-	b.add(c)
-	return c
-}
-
-func (b *builder) gauge(name, help string) prometheus.Gauge {
-	g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: metricsNamespace,
-		Subsystem: metricsSubsystem, Name: name, Help: help})
-	b.add(g)
-	return g
-}
-
-func (b *builder) histogram(name, help string) prometheus.Histogram {
-	h := prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: metricsNamespace,
-		Subsystem: metricsSubsystem, Name: name, Help: help,
-		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18)}) // 50us .. ~6.5s
-	b.add(h)
-	return h
-}
+// delayBuckets span 50us to about 6.5s, for the event path's delays.
+var delayBuckets = prometheus.ExponentialBuckets(50e-6, 2, 18)

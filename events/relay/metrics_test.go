@@ -4,8 +4,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/warmroute/warmroute/events/eventstest"
+	"github.com/warmroute/warmroute/internal/metricdoc"
 )
 
 func mustMetrics(t testing.TB) *Metrics {
@@ -31,8 +30,8 @@ func TestNewMetricsTwiceOnOneRegistry(t *testing.T) {
 
 // TestReadmeListsEveryMetric: the README's Metrics table is the registry's.
 func TestReadmeListsEveryMetric(t *testing.T) {
-	eventstest.CheckReadmeMetrics(t, "README.md", func(reg prometheus.Registerer) error {
+	metricdoc.Check(t, "README.md", func(reg prometheus.Registerer) error {
 		_, err := NewMetrics(reg)
 		return err
-	}, nil)
+	})
 }

@@ -5,8 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/subscriber"
+	"github.com/warmroute/warmroute/internal/metricdoc"
 )
 
 // TestNewMetricsTwiceOnOneRegistry: a second subscriber's metrics on the
@@ -41,7 +41,7 @@ func TestNewMetricsTwiceOnOneRegistry(t *testing.T) {
 
 // TestReadmeListsEveryMetric: the README's Metrics table is the registry's.
 func TestReadmeListsEveryMetric(t *testing.T) {
-	eventstest.CheckReadmeMetrics(t, "README.md", func(reg prometheus.Registerer) error {
+	metricdoc.Check(t, "README.md", func(reg prometheus.Registerer) error {
 		_, err := subscriber.NewMetrics(reg)
 		return err
 	}, map[string]string{ // exported at scrape time by the per-source collector

@@ -13,15 +13,16 @@ import (
 // Check fails tb unless the families that register registers on a fresh
 // registry are exactly those documented in the README at readme: it reports
 // every registered metric missing from the README, every README row that is
-// not registered, and every type or label mismatch.
-func Check(tb testing.TB, readme string, register func(prometheus.Registerer) error) {
+// not registered, and every type or label mismatch. types are as for
+// Registered.
+func Check(tb testing.TB, readme string, register func(prometheus.Registerer) error, types ...map[string]string) {
 	tb.Helper()
 	doc, err := ReadREADME(readme)
 	if err != nil {
 		tb.Errorf("metricdoc: %v", err)
 		return
 	}
-	got, err := Registered(register)
+	got, err := Registered(register, types...)
 	if err != nil {
 		tb.Errorf("metricdoc: %v", err)
 		return

@@ -147,6 +147,23 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// A custom collector with no samples yet is typed by the types given.
+func TestCheckGivenTypes(t *testing.T) {
+	register := func(reg prometheus.Registerer) error {
+		return reg.Register(silent{prometheus.NewDesc("ex_silent", "h", nil, nil)})
+	}
+	readme := writeREADME(t, "## Metrics\n\n| name | type | labels | meaning |\n|---|---|---|---|\n| `ex_silent` | gauge |  | x |\n")
+	tb := &fakeTB{}
+	Check(tb, readme, register, map[string]string{"ex_silent": "gauge"})
+	if len(tb.errs) != 0 {
+		t.Fatalf("typed silent collector: %v", tb.errs)
+	}
+	Check(tb, readme, register, map[string]string{"ex_silent": "counter"})
+	if len(tb.errs) != 1 || !strings.Contains(tb.errs[0], "says gauge, registered as counter") {
+		t.Fatalf("a wrong given type must fail: %v", tb.errs)
+	}
+}
+
 func TestCheckMissingFile(t *testing.T) {
 	tb := &fakeTB{}
 	Check(tb, filepath.Join(t.TempDir(), "nope.md"), exampleMetrics)

@@ -43,14 +43,17 @@ func (r *recorder) Unregister(c prometheus.Collector) bool {
 
 // Registered registers with register on a fresh registry and returns every
 // family the recorded collectors describe, by name.
-func Registered(register func(prometheus.Registerer) error) (map[string]Family, error) {
+//
+// A custom collector that emits no sample before its first use cannot be
+// typed by collecting it; types gives those families' types by name.
+func Registered(register func(prometheus.Registerer) error, types ...map[string]string) (map[string]Family, error) {
 	rec := &recorder{reg: prometheus.NewRegistry()}
 	if err := register(rec); err != nil {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
 	fams := map[string]Family{}
 	for _, c := range rec.collectors {
-		if err := addFamilies(fams, c); err != nil {
+		if err := addFamilies(fams, c, types); err != nil {
 			return nil, err
 		}
 	}
@@ -59,7 +62,7 @@ func Registered(register func(prometheus.Registerer) error) (map[string]Family, 
 
 // addFamilies adds the families c describes, typed by c's concrete type or
 // by the samples it collects.
-func addFamilies(fams map[string]Family, c prometheus.Collector) error {
+func addFamilies(fams map[string]Family, c prometheus.Collector, given []map[string]string) error {
 	descs := describe(c)
 	typ := vecType(c)
 	var collected map[*prometheus.Desc]string
@@ -75,6 +78,11 @@ func addFamilies(fams map[string]Family, c prometheus.Collector) error {
 			return err
 		}
 		t := typ
+		for _, g := range given {
+			if t == "" {
+				t = g[name]
+			}
+		}
 		if t == "" {
 			if t = collected[d]; t == "" {
 				return fmt.Errorf("%s: the collector emitted no sample, so its type is unknown: give it state before Check collects", name)
