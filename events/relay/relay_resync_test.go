@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -332,4 +333,47 @@ func TestRelayResyncMalformedReply(t *testing.T) {
 	if got[len(got)-1] != "b"+strconv.FormatUint(newest, 10) {
 		t.Fatalf("relay published %q", got)
 	}
+}
+
+// TestRelayUsesThePayloadsDPRank: an engine whose batches name data-parallel
+// rank 1, behind a relay left at --dp-rank 0, is published under rank 1 (so
+// two ranks' relays do not share one stream), and the disagreement counts.
+func TestRelayUsesThePayloadsDPRank(t *testing.T) {
+	nc := eventstest.Connect(t)
+	tap := tapRelay(t, nc, testModel, resyncEndpoint)
+	e := startFakeEngine(t, 100)
+	e.dpRank = 1
+	rr := runRelay(t, nc, relayConfig(e))
+	e.waitReplays(1)
+	e.publish(3, true)
+	var last *nats.Msg
+	testwait.Until(t, 10*time.Second, func() string {
+		for last == nil || last.Header.Get(api.EventKindHeader) != api.EventKindBatch {
+			select {
+			case last = <-tap.events:
+			default:
+				return "no batch published yet"
+			}
+		}
+		return ""
+	})
+	if got := last.Header.Get(api.EventDPRankHeader); got != "1" {
+		t.Fatalf("batch published under dp rank %q, want the payload's 1", got)
+	}
+	if n := eventstest.CounterValue(t, rr.reg, "warmroute_events_relay_dp_rank_mismatch_total", "", ""); n != 1 {
+		t.Fatalf("dp rank mismatches counted %v, want 1 (counted once, not per batch)", n)
+	}
+	testwait.Until(t, 10*time.Second, testwait.That("a heartbeat under rank 1", func() bool {
+		for {
+			select {
+			case m := <-tap.beats:
+				var hb api.Heartbeat
+				if json.Unmarshal(m.Data, &hb) == nil && hb.DPRank == 1 {
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	}))
 }
