@@ -118,7 +118,7 @@ func (r *Relay) receive(ctx context.Context, sock zmq4.Socket, st *seqTracker, b
 // does not continue: a gap is filled from the replay socket, a sequence that
 // went backwards (engine restart) starts the stream over.
 func (r *Relay) handleLive(ctx context.Context, st *seqTracker, b *wire.Batch, seq uint64, payload []byte, now time.Time) {
-	if st.classify(seq) == verdictBackwards {
+	if st.classifyLive(seq, xxhash.Sum64(payload)) == verdictBackwards {
 		r.log.Warn("engine sequence went backwards; starting the endpoint's stream over", "seq", seq, "expected", st.next())
 		r.startOver(ctx, st, b, api.ResetRestart, seq)
 	}
@@ -138,6 +138,9 @@ func (r *Relay) handleLive(ctx context.Context, st *seqTracker, b *wire.Batch, s
 func (r *Relay) forward(st *seqTracker, b *wire.Batch, seq uint64, payload []byte, now time.Time, result string) {
 	st.accept(seq)
 	st.lastSum = xxhash.Sum64(payload)
+	if result == "replayed" {
+		st.noteReplayed(seq, st.lastSum)
+	}
 	r.lastSeq.Store(seq)
 	r.haveSeq.Store(true)
 	// The payload is forwarded unchanged either way; decoding here only

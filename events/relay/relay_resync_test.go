@@ -377,3 +377,30 @@ func TestRelayUsesThePayloadsDPRank(t *testing.T) {
 		}
 	}))
 }
+
+// TestRelayRestartRightAfterResync: the engine restarts while the relay's
+// start-up resync window is still open. Its new batches carry old sequence
+// numbers but other bytes, so they start the stream over (reset restart, then
+// the new engine's batches) instead of being dropped as duplicates of the
+// replay, which left the old chain indexed.
+func TestRelayRestartRightAfterResync(t *testing.T) {
+	nc := eventstest.Connect(t)
+	tap := tapRelay(t, nc, testModel, resyncEndpoint)
+	e := startFakeEngine(t, 100)
+	e.publish(6, false)
+	runRelay(t, nc, relayConfig(e))
+	e.waitReplays(1)
+	var replayed []string
+	for len(replayed) < 6 {
+		replayed = append(replayed, describe(tap.next()))
+	}
+	if want := append([]string{"b0 start"}, batches(1, 5)...); !slices.Equal(replayed, want) {
+		t.Fatalf("start-up resync published %q, want %q", replayed, want)
+	}
+	e.restart()
+	got, newest := liveUntilForwarded(t, e, tap)
+	want := append([]string{"reset restart 0"}, batches(0, newest)...)
+	if !slices.Equal(got, want) {
+		t.Fatalf("after a restart inside the resync window the relay published\n%q\nwant\n%q", got, want)
+	}
+}
