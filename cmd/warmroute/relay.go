@@ -44,6 +44,7 @@ func newRelayFlagSet(stderr io.Writer) (*flag.FlagSet, *relayFlags) {
 	fs.IntVar(&c.DPRank, "dp-rank", 0, "engine data-parallel rank of this stream")
 	fs.IntVar(&c.BlockSize, "block-size", 0, "engine KV block size, reported in heartbeats")
 	fs.StringVar(&c.MetricsURL, "engine-metrics-url", "", "engine /metrics URL to scrape load gauges from")
+	fs.StringVar(&c.HealthURL, "engine-health-url", "", "engine /health URL; the engine counts as connected only while it answers 200")
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeat", relay.DefaultHeartbeatInterval, "heartbeat interval")
 	fs.IntVar(&c.BufferSize, "buffer", relay.DefaultBuffer, "messages buffered while NATS is away")
 	fs.StringVar(&n.URL, "nats-url", "nats://127.0.0.1:4222", "NATS URL(s), comma-separated")

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"time"
 
 	"github.com/warmroute/warmroute/api"
@@ -15,7 +16,11 @@ func (r *Relay) heartbeatLoop(ctx context.Context) {
 	t := time.NewTicker(r.cfg.HeartbeatInterval)
 	defer t.Stop()
 	scraper := newScraper(r.cfg.MetricsURL, r.cfg.HeartbeatInterval)
+	health := &http.Client{}
 	for {
+		if r.cfg.HealthURL != "" {
+			r.checkHealth(ctx, health)
+		}
 		if scraper != nil {
 			r.scrape(ctx, scraper)
 		}

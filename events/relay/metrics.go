@@ -11,20 +11,21 @@ import (
 // one Relay; it is safe for concurrent use. Label values come from closed sets
 // (results, reasons, outcomes), never from payloads.
 type Metrics struct {
-	batches       *prometheus.CounterVec // result: forwarded, replayed, duplicate, malformed_frame
-	decodeErrors  prometheus.Counter
-	gaps          *prometheus.CounterVec // outcome: replayed, unrecoverable
-	resets        *prometheus.CounterVec // reason
-	resyncs       *prometheus.CounterVec // outcome: complete, empty, partial, failed
-	bufferDropped prometheus.Counter
-	buffered      prometheus.Gauge
-	publishErrors prometheus.Counter
-	forwardDelay  prometheus.Histogram
-	engineUp      prometheus.Gauge
-	reconnects    prometheus.Counter
-	heartbeats    *prometheus.CounterVec // result: sent, failed
-	scrapeErrors  prometheus.Counter
-	rankMismatch  prometheus.Counter
+	batches        *prometheus.CounterVec // result: forwarded, replayed, duplicate, malformed_frame
+	decodeErrors   prometheus.Counter
+	gaps           *prometheus.CounterVec // outcome: replayed, unrecoverable
+	resets         *prometheus.CounterVec // reason
+	resyncs        *prometheus.CounterVec // outcome: complete, empty, partial, failed
+	bufferDropped  prometheus.Counter
+	buffered       prometheus.Gauge
+	publishErrors  prometheus.Counter
+	forwardDelay   prometheus.Histogram
+	engineUp       prometheus.Gauge
+	reconnects     prometheus.Counter
+	heartbeats     *prometheus.CounterVec // result: sent, failed
+	scrapeErrors   prometheus.Counter
+	rankMismatch   prometheus.Counter
+	healthFailures prometheus.Counter
 }
 
 // NewMetrics creates the relay's metrics and registers them on reg (nil:
@@ -54,13 +55,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		forwardDelay: b.Histogram("relay_forward_seconds",
 			"Time from receiving a batch on ZMQ to handing it to NATS.", delayBuckets),
 		engineUp: b.Gauge("relay_engine_connected",
-			"1 while the relay is connected to the engine's event socket."),
+			"1 while the engine is proven there (a dial succeeded, or a frame or replay came from it, and its health endpoint answers when probed)."),
 		reconnects: b.Counter("relay_engine_reconnects_total",
 			"Reconnections to the engine's event socket."),
 		heartbeats: b.CounterVec("relay_heartbeats_total",
 			"Heartbeats published, by result.", "result"),
 		scrapeErrors: b.Counter("relay_scrape_errors_total",
 			"Failed scrapes of the engine's /metrics."),
+		healthFailures: b.Counter("relay_engine_health_failures_total",
+			"Failed probes of the engine's health endpoint (the engine then counts as disconnected)."),
 		rankMismatch: b.Counter("relay_dp_rank_mismatch_total",
 			"Times the engine's batches named another data-parallel rank than configured; the relay then publishes under the engine's."),
 	}

@@ -49,6 +49,10 @@ type Config struct {
 	// MetricsURL is the engine's Prometheus endpoint; when set, heartbeats
 	// carry its running/waiting/KV-usage gauges.
 	MetricsURL string
+	// HealthURL is the engine's health endpoint (vLLM and SGLang: /health);
+	// when set, it is probed every heartbeat interval and the engine counts
+	// as connected only while it answers 200.
+	HealthURL string
 	// HeartbeatInterval defaults to 2s.
 	HeartbeatInterval time.Duration
 	// ReplayTimeout bounds one replay exchange; default 2s. A resync cut
@@ -96,6 +100,9 @@ func (c Config) Validate() error {
 	if !strings.Contains(c.EventsEndpoint, "://") {
 		errs = append(errs, fmt.Sprintf("events endpoint %q: want tcp://host:port or ipc://path", c.EventsEndpoint))
 	}
+	if c.HealthURL != "" && !strings.HasPrefix(c.HealthURL, "http://") && !strings.HasPrefix(c.HealthURL, "https://") {
+		errs = append(errs, fmt.Sprintf("health URL %q: want http(s)://host:port/health", c.HealthURL))
+	}
 	if c.ReplayEndpoint != "" && !strings.Contains(c.ReplayEndpoint, "://") {
 		errs = append(errs, fmt.Sprintf("replay endpoint %q: want tcp://host:port", c.ReplayEndpoint))
 	}
@@ -136,6 +143,7 @@ type Relay struct {
 	lastSeq   atomic.Uint64
 	haveSeq   atomic.Bool
 	connected atomic.Bool
+	engine    engineState
 	loadMu    sync.Mutex
 	load      *api.EngineLoad
 }
@@ -161,6 +169,7 @@ func New(cfg Config, nc *nats.Conn, m *Metrics, log *slog.Logger) (*Relay, error
 	r := &Relay{cfg: cfg, nc: nc, log: log.With("endpoint", cfg.Endpoint, "dp_rank", cfg.DPRank),
 		metrics: m, subject: subj, hbSubj: hb}
 	r.setRank(cfg.DPRank)
+	r.engine.healthy = cfg.HealthURL == "" // without a probe, sockets alone decide
 	r.out = newOutbox(cfg.BufferSize, r.metrics)
 	return r, nil
 }

@@ -36,24 +36,17 @@ func (r *Relay) engineLoop(ctx context.Context) {
 		if hadConnection {
 			r.metrics.reconnects.Inc()
 		}
-		r.setConnected(true)
+		r.holdSocket(sock)
+		r.setSocket(!r.cfg.ListenEvents) // a dial reached the engine; a bound socket proves nothing
 		err = r.receive(ctx, sock, &st, &b, hadConnection, &bo)
 		hadConnection = true
+		r.holdSocket(nil)
 		_ = sock.Close()
-		r.setConnected(false)
+		r.setSocket(false)
 		if ctx.Err() == nil {
 			r.log.Warn("engine events socket failed; reconnecting", "err", err)
 			sleep(ctx, bo.next())
 		}
-	}
-}
-
-func (r *Relay) setConnected(up bool) {
-	r.connected.Store(up)
-	if up {
-		r.metrics.engineUp.Set(1)
-	} else {
-		r.metrics.engineUp.Set(0)
 	}
 }
 
@@ -99,6 +92,7 @@ func (r *Relay) receive(ctx context.Context, sock zmq4.Socket, st *seqTracker, b
 			return fmt.Errorf("receiving engine batch: %w", err)
 		}
 		bo.reset()
+		r.setSocket(true) // a frame from the engine
 		now := time.Now()
 		if len(msg.Frames) != 3 || len(msg.Frames[1]) != 8 {
 			r.metrics.batches.WithLabelValues("malformed_frame").Inc()

@@ -65,6 +65,7 @@ func (r *Relay) fetchReplay(ctx context.Context, from uint64, fn func(seq uint64
 			return err
 		}
 		if seq == replayEnd {
+			r.setSocket(true) // the engine's replay socket answered in full
 			return nil
 		}
 		fn(seq, payload)

@@ -40,6 +40,7 @@ from the pod IP so it matches what the router routes to.
 - --model={{ required "relay.model is required" $r.model }}
 - --endpoint-addr=$(POD_IP):{{ $r.enginePort }}
 - --engine-metrics-url=http://127.0.0.1:{{ $r.enginePort }}/metrics
+- --engine-health-url=http://127.0.0.1:{{ $r.enginePort }}/health
 - --block-size={{ $r.blockSize }}
 - --heartbeat={{ $r.heartbeat }}
 - --nats-url={{ required "relay needs NATS: set nats.mode to external or embedded" (include "warmroute.natsURL" .) }}

@@ -1,0 +1,105 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/go-zeromq/zmq4"
+)
+
+// Connected means proven: the relay reports its engine connected only on
+// evidence that the engine is there, never because a socket is bound. In
+// the dial topology a successful dial (the engine's socket accepted) is
+// evidence; in the listen topology it takes a frame from the engine or a
+// successful exchange with its replay socket. With HealthURL set, the
+// engine's health endpoint must answer 200 as well: a killed engine leaves a
+// listening relay nothing else to notice.
+
+// engineState combines the socket evidence and the health probe into the
+// connected flag heartbeats carry. Safe for concurrent use.
+type engineState struct {
+	mu      sync.Mutex
+	sockUp  bool        // evidence from the engine's sockets
+	healthy bool        // the health probe's last verdict; true without a probe
+	probed  bool        // a verdict has come in
+	sock    zmq4.Socket // the open events socket, closed to force a recheck
+}
+
+// setSocket records evidence (or its loss) from the engine's sockets.
+func (r *Relay) setSocket(up bool) {
+	r.engine.mu.Lock()
+	r.engine.sockUp = up
+	r.engine.mu.Unlock()
+	r.updateConnected()
+}
+
+// setHealthy records a health verdict. When the engine comes back healthy
+// the events socket is closed, so the engine loop reconnects and checks the
+// engine behind it against the last forwarded batch (an engine that
+// restarted while down starts its stream over): a listening socket never
+// fails by itself when its peer restarts.
+func (r *Relay) setHealthy(ok bool) {
+	r.engine.mu.Lock()
+	back := ok && r.engine.probed && !r.engine.healthy // not the first verdict
+	r.engine.healthy, r.engine.probed = ok, true
+	sock := r.engine.sock
+	r.engine.mu.Unlock()
+	r.updateConnected()
+	if back && sock != nil {
+		r.log.Info("engine healthy again; checking it is the engine it was")
+		_ = sock.Close()
+	}
+}
+
+func (r *Relay) holdSocket(s zmq4.Socket) {
+	r.engine.mu.Lock()
+	r.engine.sock = s
+	r.engine.mu.Unlock()
+}
+
+func (r *Relay) updateConnected() {
+	r.engine.mu.Lock()
+	up := r.engine.sockUp && r.engine.healthy
+	r.engine.mu.Unlock()
+	r.connected.Store(up)
+	r.metrics.engineUp.Set(b2f(up))
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// probeHealth asks the engine's health endpoint once (vLLM and SGLang answer
+// GET /health with 200 when they can serve).
+func (r *Relay) probeHealth(ctx context.Context, client *http.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.HeartbeatInterval)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.cfg.HealthURL, nil)
+	if err != nil {
+		return err
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("engine health: status %d", res.StatusCode)
+	}
+	return nil
+}
+
+// checkHealth probes once and records the verdict, counting failures.
+func (r *Relay) checkHealth(ctx context.Context, client *http.Client) {
+	err := r.probeHealth(ctx, client)
+	if err != nil {
+		r.metrics.healthFailures.Inc()
+		r.log.Debug("engine health probe failed", "url", r.cfg.HealthURL, "err", err)
+	}
+	r.setHealthy(err == nil)
+}

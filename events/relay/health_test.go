@@ -1,0 +1,81 @@
+package relay_test
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/events/eventstest"
+	"github.com/warmroute/warmroute/events/relay"
+)
+
+// TestListenModeProvesTheEngine: a relay that binds its events socket and
+// waits for the engine to connect does not report the engine connected
+// because the socket is bound; with no engine there, heartbeats say
+// disconnected.
+func TestListenModeProvesTheEngine(t *testing.T) {
+	nc := eventstest.Connect(t)
+	tap := tapRelay(t, nc, testModel, resyncEndpoint)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	runRelay(t, nc, relay.Config{EventsEndpoint: "tcp://" + addr, ListenEvents: true, Model: testModel,
+		Endpoint: resyncEndpoint, HeartbeatInterval: 50 * time.Millisecond})
+	for range 5 {
+		if h := nextHeartbeat(t, tap, func(api.Heartbeat) bool { return true }); h.EngineConnected {
+			t.Fatalf("listening relay with no engine reports it connected: %+v", h)
+		}
+	}
+}
+
+// TestHealthProbeGatesConnected: with --engine-health-url the engine counts
+// as connected only while its health endpoint answers 200. When it answers
+// again, the relay checks the engine behind its socket against the last
+// batch it forwarded, so an engine that restarted while unhealthy (and whose
+// sockets never failed) starts its stream over.
+func TestHealthProbeGatesConnected(t *testing.T) {
+	var healthy atomic.Bool
+	healthy.Store(true)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if !healthy.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(hs.Close)
+	nc := eventstest.Connect(t)
+	tap := tapRelay(t, nc, testModel, resyncEndpoint)
+	e := startFakeEngine(t, 100)
+	cfg := relayConfig(e)
+	cfg.HealthURL = hs.URL + "/health"
+	rr := runRelay(t, nc, cfg)
+	e.waitReplays(1)
+	liveUntilForwarded(t, e, tap)
+	connected := func(want bool) {
+		t.Helper()
+		nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return h.EngineConnected == want })
+	}
+	connected(true)
+	healthy.Store(false)
+	connected(false)
+	if n := eventstest.CounterValue(t, rr.reg, "warmroute_events_relay_engine_health_failures_total", "", ""); n == 0 {
+		t.Fatal("failed probes not counted")
+	}
+	e.restart() // the engine came back as a new process: its sockets look the same
+	healthy.Store(true)
+	connected(true)
+	got, newest := liveUntilForwarded(t, e, tap)
+	want := append([]string{"reset reconnect 0"}, batches(0, newest)...)
+	if !slices.Equal(got, want) {
+		t.Fatalf("after the engine came back healthy the relay published\n%q\nwant\n%q", got, want)
+	}
+	_ = fmt.Sprint()
+}
