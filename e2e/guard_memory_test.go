@@ -23,7 +23,7 @@ import (
 // not yet collected).
 const (
 	slowBudget    = 8 << 20
-	slowHeapSlack = 48 << 20
+	slowHeapSlack = 32 << 20
 	slowConns     = 500
 )
 
