@@ -252,4 +252,3 @@ func stageSum(t *testing.T, st *harness.Stack, stage string) float64 {
 	}
 	return sum
 }
-
