@@ -167,6 +167,9 @@ func checkRefused(t *testing.T, clients []*slowClient) {
 			if r.StatusCode != 503 || body.Error.Type != api.ErrTypeUnavailable || body.Error.Code != 503 {
 				t.Errorf("refusal = %d %+v, want 503 %s", r.StatusCode, body.Error, api.ErrTypeUnavailable)
 			}
+			if v := r.Header.Get("Retry-After"); v != "1" {
+				t.Errorf("refusal Retry-After = %q, want 1", v)
+			}
 			return
 		default:
 		}

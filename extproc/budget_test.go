@@ -66,7 +66,11 @@ func TestBudgetRejectsNewBodiesAndRecovers(t *testing.T) {
 				s.recv() // CONTINUE
 			}
 			s.send(reqBody(completion("m", "hello"), true))
-			code, body := immediate(t, s.recv())
+			r := s.recv()
+			if v, ok := headerIn(r.GetImmediateResponse().GetHeaders(), "retry-after"); !ok || v != "1" {
+				t.Errorf("retry-after = %q (present %v), want 1", v, ok)
+			}
+			code, body := immediate(t, r)
 			if code != 503 || body.Error.Type != "service_unavailable" || !strings.Contains(body.Error.Message, "budget") {
 				t.Errorf("answer = %d %+v, want 503 service_unavailable naming the budget", code, body.Error)
 			}
