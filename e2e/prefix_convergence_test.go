@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/router"
-
 	"github.com/warmroute/warmroute/e2e/harness"
 	"github.com/warmroute/warmroute/internal/testwait"
+	"github.com/warmroute/warmroute/router"
 )
 
 // TestIndexConvergence checks that after traffic the router's confirmed

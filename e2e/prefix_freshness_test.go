@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/router"
-
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
 	"github.com/warmroute/warmroute/internal/testwait"
+	"github.com/warmroute/warmroute/router"
 )
 
 const pausedMetric = "warmroute_ttl_speculation_paused"

@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/router"
-
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
 	"github.com/warmroute/warmroute/internal/testwait"
+	"github.com/warmroute/warmroute/router"
 )
 
 // newReplicaStack starts two router replicas sharing predictions over one

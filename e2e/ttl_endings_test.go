@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/router"
-
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
 	"github.com/warmroute/warmroute/internal/testwait"
+	"github.com/warmroute/warmroute/router"
 )
 
 const subsetHint = "x-e2e-subset-hint"

@@ -6,12 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/router"
-	"github.com/warmroute/warmroute/index/ttl"
-
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/index/ttl"
 	"github.com/warmroute/warmroute/internal/testwait"
+	"github.com/warmroute/warmroute/router"
 )
 
 // injected is the event delay the simulators add: every batch reaches the

@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warmroute/warmroute/router"
-
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/router"
 )
 
 // TestTTLPipelineCutStopsSpeculativeRoutes complements TestFreshnessGuard

@@ -107,6 +107,19 @@ func (c *core) drop(key Key, h holderID) bool {
 	return true
 }
 
+// holdsOn reports whether h has a confirmed copy of key on medium m.
+func (c *core) holdsOn(key Key, h holderID, m Medium) bool {
+	at, _ := c.find(c.keys.head(key), h)
+	return at != 0 && c.at(at).refs[m] > 0
+}
+
+// touch stamps key as used, when it is present.
+func (c *core) touch(key Key, tick uint32) {
+	if slot := c.keys.slot(key); slot != nil {
+		touchSlot(slot, tick)
+	}
+}
+
 // holds reports whether h has a confirmed copy of key.
 func (c *core) holds(key Key, h holderID) bool {
 	at, _ := c.find(c.keys.head(key), h)

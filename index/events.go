@@ -119,15 +119,25 @@ func (ix *Index) storeLocked(hd *holder, ev Stored) (StoreResult, pending, error
 
 // storeBlock records one copy of key under engine hash h. An engine reusing
 // a hash for other content must have dropped the old block, so the old key's
-// entry goes.
+// entry goes. A hash the holder already holds for key on m is announced
+// again, not stored again (vLLM's kv_cache_report_mode=full re-announces
+// reused blocks): counting it twice would keep the block confirmed after its
+// one BlockRemoved.
 func (ix *Index) storeBlock(hd *holder, h uint64, key Key, m Medium, now int64, tick uint32, out *pending) {
-	if old, ok := hd.rev.get(h); ok && old != key {
+	old, known := hd.rev.get(h)
+	if known && old != key {
 		ix.dropEntry(hd, old)
 	}
 	hd.rev.put(h, key)
 	s := ix.shardOf(key)
 	s.mu.Lock()
-	created := s.c.add(key, hd.id, m, tick)
+	var created bool
+	if known && old == key && s.c.holdsOn(key, hd.id, m) {
+		s.c.touch(key, tick)
+		ix.stats.reannounced.Add(1)
+	} else {
+		created = s.c.add(key, hd.id, m, tick)
+	}
 	s.c.spec.confirm(key, hd.id.endpoint(), now, out)
 	ix.afterWrite(s, now, out)
 	s.mu.Unlock()

@@ -54,17 +54,23 @@ func matchEqual(a, b Match) bool {
 	return a.Confirmed == b.Confirmed && a.Speculative == b.Speculative && d < 1e-9 && d > -1e-9
 }
 
+// TestRefcounts: two engine hashes for the same content (say two KV cache
+// groups) are two copies, and a block ends with its last copy's removal.
 func TestRefcounts(t *testing.T) {
 	f := newFixture(t, Options{})
 	f.store(t, "a", 0, 1, 0, 2, MediumGPU)
-	f.store(t, "a", 0, 1, 0, 2, MediumGPU) // a second copy of the same blocks
+	other := hashes(7, 0, 2) // same tokens, other engine hashes
+	if _, err := f.ix.Store(Stored{Endpoint: "a", Hashes: other, Tokens: tokens(1, 0, 2), BlockSize: testBS,
+		Identity: testID, Medium: MediumGPU}); err != nil {
+		t.Fatal(err)
+	}
 	if n, _ := f.ix.Remove("a", 0, hashes(1, 1, 1), MediumGPU); n != 0 {
 		t.Fatalf("first removal: %d unknown", n)
 	}
 	if got := f.lookup(t, 1, 2, "a")[0]; got.Confirmed != 2 {
 		t.Fatalf("after one removal of two copies: %+v, want 2 confirmed", got)
 	}
-	f.ix.Remove("a", 0, hashes(1, 1, 1), MediumGPU)
+	f.ix.Remove("a", 0, other[1:], MediumGPU)
 	if got := f.lookup(t, 1, 2, "a")[0]; got.Confirmed != 1 {
 		t.Fatalf("after both removals: %+v, want 1 confirmed", got)
 	}
@@ -73,6 +79,35 @@ func TestRefcounts(t *testing.T) {
 	}
 	if st := f.ix.Stats(); st.Entries != 1 || st.Keys != 1 {
 		t.Errorf("stats %+v, want 1 entry and 1 key", st)
+	}
+}
+
+// TestReannouncedBlocksStoreOnce: vLLM's kv_cache_report_mode=full announces
+// a reused block again under the same hash. The holder still has one copy,
+// so its one BlockRemoved ends it; a re-announcement on another medium is a
+// copy there.
+func TestReannouncedBlocksStoreOnce(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.store(t, "a", 0, 1, 0, 3, MediumGPU)
+	f.store(t, "a", 0, 1, 0, 3, MediumGPU) // re-announced
+	f.store(t, "a", 0, 1, 0, 3, MediumGPU) // and again
+	if st := f.ix.Stats(); st.Reannounced != 6 {
+		t.Fatalf("reannounced %d blocks, want 6", st.Reannounced)
+	}
+	if n, _ := f.ix.Remove("a", 0, hashes(1, 2, 1), MediumGPU); n != 0 {
+		t.Fatalf("removal: %d unknown", n)
+	}
+	if got := f.lookup(t, 1, 3, "a")[0]; got.Confirmed != 2 {
+		t.Fatalf("after the last block's one removal: %+v, want the chain to end at 2 confirmed", got)
+	}
+	f.store(t, "a", 0, 1, 0, 1, MediumCPU) // an offload copy is a copy
+	f.ix.Remove("a", 0, hashes(1, 0, 1), MediumGPU)
+	if got := f.lookup(t, 1, 3, "a")[0]; got.Confirmed != 2 {
+		t.Fatalf("GPU copy removed, CPU copy kept: %+v, want 2 confirmed", got)
+	}
+	f.ix.Remove("a", 0, hashes(1, 0, 1), MediumCPU)
+	if got := f.lookup(t, 1, 3, "a")[0]; got.Confirmed != 0 {
+		t.Fatalf("both copies of the root removed: %+v, want 0 confirmed", got)
 	}
 }
 

@@ -52,6 +52,7 @@ var (
 		{desc("removed_blocks_total", "Block copies removed by BlockRemoved events."), func(s *Stats) int64 { return s.RemovedBlocks }},
 		{desc("unknown_removed_total", "Removed hashes the index did not hold (evicted, or stored before start-up)."), func(s *Stats) int64 { return s.UnknownRemoved }},
 		{desc("unknown_parent_total", "BlockStored events whose parent hash was unknown; their blocks were keyed as a sequence start."), func(s *Stats) int64 { return s.UnknownParent }},
+		{desc("reannounced_blocks_total", "Stored blocks the holder already held on that medium under the same hash (announced again, stored once)."), func(s *Stats) int64 { return s.Reannounced }},
 		{desc("block_size_mismatch_total", "BlockStored events rejected because their block size differs from the index's."), func(s *Stats) int64 { return s.BlockSizeMismatch }},
 		{desc("length_mismatch_total", "BlockStored events whose token count disagreed with their hash count."), func(s *Stats) int64 { return s.LengthMismatch }},
 		{desc("unkeyed_blocks_total", "Token-less stored blocks whose hash was unknown, so they could not be keyed."), func(s *Stats) int64 { return s.Unkeyed }},

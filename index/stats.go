@@ -9,6 +9,7 @@ type counters struct {
 	removedBlocks     atomic.Int64
 	unknownRemoved    atomic.Int64
 	unknownParent     atomic.Int64
+	reannounced       atomic.Int64
 	blockSizeMismatch atomic.Int64
 	lengthMismatch    atomic.Int64
 	unkeyed           atomic.Int64
@@ -38,6 +39,9 @@ type Stats struct {
 	UnknownRemoved int64
 	// UnknownParent counts stored events whose parent hash was unknown.
 	UnknownParent int64
+	// Reannounced counts stored blocks the holder already held on that
+	// medium under the same hash: announced again, stored once.
+	Reannounced int64
 	// BlockSizeMismatch counts events rejected for their block size;
 	// LengthMismatch events whose token count disagreed with their hashes;
 	// Unkeyed token-less blocks whose hash was unknown.
@@ -74,6 +78,7 @@ func (ix *Index) Stats() Stats {
 	st.Endpoints = ix.eps.count()
 	st.StoredBlocks, st.RemovedBlocks = c.storedBlocks.Load(), c.removedBlocks.Load()
 	st.UnknownRemoved, st.UnknownParent = c.unknownRemoved.Load(), c.unknownParent.Load()
+	st.Reannounced = c.reannounced.Load()
 	st.BlockSizeMismatch, st.LengthMismatch = c.blockSizeMismatch.Load(), c.lengthMismatch.Load()
 	st.Unkeyed, st.ClearedEntries = c.unkeyed.Load(), c.clearedEntries.Load()
 	st.EvictedKeys, st.EvictedEntries = c.evictedKeys.Load(), c.evictedEntries.Load()

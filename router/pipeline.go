@@ -27,6 +27,7 @@ type pipeline struct {
 type pipelineHooks struct {
 	ttl      scorer.TTLPolicy
 	engine   scorer.EngineLoad
+	liveness scorer.Liveness
 	observer index.Observer
 	// predictions shares committed predictions with other replicas; nil
 	// keeps them local.
@@ -62,7 +63,7 @@ func newPipeline(cfg Config, reg prometheus.Registerer, hooks pipelineHooks) (*p
 	pools := scorer.NewPools(cfg.Pools, cfg.DefaultPool)
 	s := scorer.New(pools, load, scorer.Options{
 		Fallbacks: cfg.Fallbacks, Index: ix, Tokens: tokens, Scoring: cfg.Scoring,
-		TTL: hooks.ttl, EngineLoad: hooks.engine, Metrics: metrics, Predictions: hooks.predictions,
+		TTL: hooks.ttl, EngineLoad: hooks.engine, Liveness: hooks.liveness, Metrics: metrics, Predictions: hooks.predictions,
 	})
 	return &pipeline{index: ix, pools: pools, load: load, scorer: s}, nil
 }

@@ -76,7 +76,7 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 	}
 	hooks := pipelineHooks{ttl: r.ttl, observer: r.ttl}
 	if r.sub != nil {
-		hooks.engine = r.sub
+		hooks.engine, hooks.liveness = r.sub, r.sub
 	}
 	if r.share != nil {
 		hooks.predictions = r.share

@@ -61,7 +61,9 @@ type Metrics struct {
 	stage          *prometheus.HistogramVec
 	decisions      *prometheus.CounterVec
 	tokenizeErrors *prometheus.CounterVec
+	excluded       *prometheus.CounterVec
 	load           *loadCollector
+	endpoints      *endpointsCollector
 }
 
 // NewMetrics creates the pipeline's collectors and registers them on reg; a
@@ -70,7 +72,11 @@ type Metrics struct {
 // endpoint (the model-server pods).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		load: &loadCollector{},
+		load: &loadCollector{}, endpoints: &endpointsCollector{},
+		excluded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "warmroute", Subsystem: "scorer", Name: "excluded_endpoints_total",
+			Help: "Candidates left out of a decision because their engine is known down, by reason (disconnected, expired).",
+		}, []string{"reason"}),
 		stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "warmroute", Subsystem: "scorer", Name: "stage_duration_seconds",
 			Help:    "Time spent in each stage of a routing decision.",
@@ -88,7 +94,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.stage, m.decisions, m.tokenizeErrors, m.load} {
+	for _, c := range []prometheus.Collector{m.stage, m.decisions, m.tokenizeErrors, m.excluded, m.load, m.endpoints} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering scorer metrics: %w", err)
 		}
@@ -100,6 +106,23 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 func (m *Metrics) bindLoad(load *Load) {
 	if m != nil && load != nil {
 		m.load.load.CompareAndSwap(nil, load)
+	}
+}
+
+// bindPools makes m export pools' endpoint states, judged by lv, unless
+// other pools were bound first.
+func (m *Metrics) bindPools(pools *Pools, lv Liveness) {
+	if m == nil || pools == nil || !m.endpoints.pools.CompareAndSwap(nil, pools) {
+		return
+	}
+	if lv != nil {
+		m.endpoints.liveness.Store(&lv)
+	}
+}
+
+func (m *Metrics) excludedEndpoint(reason string) {
+	if m != nil {
+		m.excluded.WithLabelValues(reason).Inc()
 	}
 }
 

@@ -15,8 +15,8 @@ func TestMetricsREADME(t *testing.T) {
 			return err
 		}
 		load := &Load{}
-		load.add("10.0.0.1:8000", 1) // the load collector exports only known endpoints
-		New(NewPools(nil, ""), load, Options{Metrics: m})
+		load.add("10.0.0.1:8000", 1)                            // the load collector exports only known endpoints
+		New(NewPools(pipePools, ""), load, Options{Metrics: m}) // a pool, so endpoint states export
 		return nil
 	})
 }

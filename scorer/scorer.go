@@ -28,6 +28,9 @@ type Options struct {
 	TTL TTLPolicy
 	// EngineLoad supplies engine gauges; nil leaves that scorer out.
 	EngineLoad EngineLoad
+	// Liveness excludes endpoints whose engine is known down from every
+	// decision; nil treats every endpoint as live.
+	Liveness Liveness
 	// Metrics records stage timings and decision counts and exports the
 	// Scorer's load; nil records nothing.
 	Metrics *Metrics
@@ -54,6 +57,7 @@ func New(pools *Pools, load *Load, opts Options) *Scorer {
 	}
 	s := &Scorer{pools: pools, load: load, opts: opts}
 	opts.Metrics.bindLoad(load)
+	opts.Metrics.bindPools(pools, opts.Liveness)
 	// Random high bits keep replicas' decision ids apart when they share
 	// speculative entries.
 	s.nextID.Store(rand.Uint64() &^ (1<<32 - 1))
@@ -80,6 +84,9 @@ func (s *Scorer) Pick(ctx context.Context, req *Request) (*Decision, error) {
 	if len(candidates) == 0 {
 		return nil, fmt.Errorf("pool %q has %d endpoints, %d in the subset hint: %w",
 			pl.name, len(endpoints), len(candidates), ErrNoEndpoint)
+	}
+	if candidates = s.live(candidates); len(candidates) == 0 {
+		return nil, fmt.Errorf("pool %q: every eligible endpoint's engine is down: %w", pl.name, ErrNoEndpoint)
 	}
 	d := &Decision{Pool: pl.name, model: pl.name, s: s, ID: index.DecisionID(s.nextID.Add(1))}
 	note := s.prepare(ctx, pl, req, candidates, d)

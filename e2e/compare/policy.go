@@ -3,9 +3,8 @@ package main
 import (
 	"time"
 
-	"github.com/warmroute/warmroute/index/ttl"
-
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/index/ttl"
 )
 
 // Policy names, in report order.

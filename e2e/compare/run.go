@@ -9,9 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/warmroute/warmroute/index/ttl"
-
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/index/ttl"
 )
 
 // sweepSlack is added to the longest live TTL and the index grace before the

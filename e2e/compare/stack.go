@@ -9,12 +9,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/warmroute/warmroute/router"
-	"github.com/warmroute/warmroute/index"
-
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/envoy"
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/router"
 	"github.com/warmroute/warmroute/scorer"
 )
 

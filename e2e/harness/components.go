@@ -8,11 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/warmroute/warmroute/router"
-
 	"sigs.k8s.io/yaml"
 
 	"github.com/warmroute/warmroute/e2e/envoy"
+	"github.com/warmroute/warmroute/router"
 )
 
 // SimOptions configures one `warmroute sim`. Stack fills an empty ID and

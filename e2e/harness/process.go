@@ -97,6 +97,16 @@ func (p *Process) Stop() error {
 	}
 }
 
+// Kill ends the process with SIGKILL, as a crash would (no shutdown path
+// runs), and waits for it. Like Stop, it counts as a stop the test asked for.
+func (p *Process) Kill() {
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
 // ExitErr returns how the process ended, or nil while it runs.
 func (p *Process) ExitErr() error {
 	select {

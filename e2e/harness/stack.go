@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/warmroute/warmroute/router"
-
 	"github.com/warmroute/warmroute/e2e/envoy"
+	"github.com/warmroute/warmroute/router"
 	"github.com/warmroute/warmroute/scorer"
 )
 

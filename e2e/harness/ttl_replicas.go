@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warmroute/warmroute/router"
-
 	"github.com/warmroute/warmroute/e2e/envoy"
+	"github.com/warmroute/warmroute/router"
 	"github.com/warmroute/warmroute/scorer"
 )
 

@@ -162,7 +162,8 @@ func WaitStored(t testing.TB, nc *nats.Conn, stream string, n int) {
 	})
 }
 
-// CounterValue reads one labelled counter from reg; 0 when absent.
+// CounterValue reads one labelled counter from reg (label "": the
+// label-less one); 0 when absent.
 func CounterValue(t testing.TB, reg *prometheus.Registry, name, label, value string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
@@ -174,6 +175,9 @@ func CounterValue(t testing.TB, reg *prometheus.Registry, name, label, value str
 			continue
 		}
 		for _, m := range mf.GetMetric() {
+			if label == "" && len(m.GetLabel()) == 0 {
+				return m.GetCounter().GetValue()
+			}
 			for _, lp := range m.GetLabel() {
 				if lp.GetName() == label && lp.GetValue() == value {
 					return m.GetCounter().GetValue()

@@ -43,7 +43,7 @@ func (r *Relay) scrape(ctx context.Context, s *scraper) {
 
 // heartbeat describes the relay's current state.
 func (r *Relay) heartbeat(leaving bool) api.Heartbeat {
-	h := api.Heartbeat{Endpoint: r.cfg.Endpoint, Model: r.cfg.Model, DPRank: r.cfg.DPRank,
+	h := api.Heartbeat{Endpoint: r.cfg.Endpoint, Model: r.cfg.Model, DPRank: int(r.rank.Load()),
 		BlockSize: r.cfg.BlockSize, Relay: r.cfg.RelayID, EngineConnected: r.connected.Load(),
 		Interval: api.Duration(r.cfg.HeartbeatInterval), SentAt: time.Now(), Leaving: leaving}
 	if r.haveSeq.Load() {

@@ -24,6 +24,7 @@ type Metrics struct {
 	reconnects    prometheus.Counter
 	heartbeats    *prometheus.CounterVec // result: sent, failed
 	scrapeErrors  prometheus.Counter
+	rankMismatch  prometheus.Counter
 }
 
 // NewMetrics creates the relay's metrics and registers them on reg (nil:
@@ -60,6 +61,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			"Heartbeats published, by result.", "result"),
 		scrapeErrors: b.Counter("relay_scrape_errors_total",
 			"Failed scrapes of the engine's /metrics."),
+		rankMismatch: b.Counter("relay_dp_rank_mismatch_total",
+			"Times the engine's batches named another data-parallel rank than configured; the relay then publishes under the engine's."),
 	}
 	if b.Err() != nil {
 		return nil, fmt.Errorf("registering relay metrics: %w", b.Err())

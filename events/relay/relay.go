@@ -121,13 +121,16 @@ func (c Config) Validate() error {
 // Create it with New and call Run once. Its methods are safe for
 // concurrent use; the zero value is not usable.
 type Relay struct {
-	cfg      Config
-	nc       *nats.Conn
-	log      *slog.Logger
-	metrics  *Metrics
-	subject  string
-	hbSubj   string
-	rankText string
+	cfg     Config
+	nc      *nats.Conn
+	log     *slog.Logger
+	metrics *Metrics
+	subject string
+	hbSubj  string
+	// rank is the data-parallel rank the relay publishes under: --dp-rank
+	// until a batch names the engine's own (the payload is the truth).
+	rank     atomic.Int64
+	rankText atomic.Pointer[string]
 	out      *outbox
 
 	lastSeq   atomic.Uint64
@@ -156,7 +159,8 @@ func New(cfg Config, nc *nats.Conn, m *Metrics, log *slog.Logger) (*Relay, error
 	subj, _ := api.EventSubject(cfg.Model, cfg.Endpoint) // model checked by Validate
 	hb, _ := api.HeartbeatSubject(cfg.Model, cfg.Endpoint)
 	r := &Relay{cfg: cfg, nc: nc, log: log.With("endpoint", cfg.Endpoint, "dp_rank", cfg.DPRank),
-		metrics: m, subject: subj, hbSubj: hb, rankText: strconv.Itoa(cfg.DPRank)}
+		metrics: m, subject: subj, hbSubj: hb}
+	r.setRank(cfg.DPRank)
 	r.out = newOutbox(cfg.BufferSize, r.metrics)
 	return r, nil
 }
@@ -216,7 +220,7 @@ func (r *Relay) headerMsg(kind string, seq uint64) *nats.Msg {
 		api.EventKindHeader:     {kind},
 		api.EventEndpointHeader: {r.cfg.Endpoint},
 		api.EventSeqHeader:      {strconv.FormatUint(seq, 10)},
-		api.EventDPRankHeader:   {r.rankText},
+		api.EventDPRankHeader:   {*r.rankText.Load()},
 		api.EventRelayHeader:    {r.cfg.RelayID},
 	}
 	return &nats.Msg{Subject: r.subject, Header: h}

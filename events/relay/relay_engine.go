@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"strconv"
 	"time"
 
 	"github.com/cespare/xxhash/v2"
@@ -117,7 +118,7 @@ func (r *Relay) receive(ctx context.Context, sock zmq4.Socket, st *seqTracker, b
 // does not continue: a gap is filled from the replay socket, a sequence that
 // went backwards (engine restart) starts the stream over.
 func (r *Relay) handleLive(ctx context.Context, st *seqTracker, b *wire.Batch, seq uint64, payload []byte, now time.Time) {
-	if st.classify(seq) == verdictBackwards {
+	if st.classifyLive(seq, xxhash.Sum64(payload)) == verdictBackwards {
 		r.log.Warn("engine sequence went backwards; starting the endpoint's stream over", "seq", seq, "expected", st.next())
 		r.startOver(ctx, st, b, api.ResetRestart, seq)
 	}
@@ -137,6 +138,9 @@ func (r *Relay) handleLive(ctx context.Context, st *seqTracker, b *wire.Batch, s
 func (r *Relay) forward(st *seqTracker, b *wire.Batch, seq uint64, payload []byte, now time.Time, result string) {
 	st.accept(seq)
 	st.lastSum = xxhash.Sum64(payload)
+	if result == "replayed" {
+		st.noteReplayed(seq, st.lastSum)
+	}
 	r.lastSeq.Store(seq)
 	r.haveSeq.Store(true)
 	// The payload is forwarded unchanged either way; decoding here only
@@ -144,6 +148,8 @@ func (r *Relay) forward(st *seqTracker, b *wire.Batch, seq uint64, payload []byt
 	if err := wire.DecodeBatch(payload, b); err != nil {
 		r.metrics.decodeErrors.Inc()
 		r.log.Debug("engine payload does not decode", "seq", seq, "err", err)
+	} else if b.HasDPRank {
+		r.adoptRank(b.DPRank)
 	}
 	r.metrics.batches.WithLabelValues(result).Inc()
 	r.out.push(outboxItem{msg: r.batchMsg(seq, payload), seq: seq, batch: true, received: now})
@@ -180,4 +186,27 @@ func (r *Relay) fillGap(ctx context.Context, st *seqTracker, b *wire.Batch, live
 	} else {
 		r.metrics.gaps.WithLabelValues("unrecoverable").Inc()
 	}
+}
+
+// adoptRank publishes under the data-parallel rank the engine's payload
+// names when it differs from the configured one: two relays of one endpoint
+// left at --dp-rank's default would otherwise share a stream and reset each
+// other. The disagreement is logged and counted.
+func (r *Relay) adoptRank(rank int) {
+	if int64(rank) == r.rank.Load() || rank < 0 || rank > maxDPRank {
+		return
+	}
+	r.log.Warn("engine batches name another data-parallel rank than --dp-rank; publishing under the engine's",
+		"configured", r.rank.Load(), "engine", rank)
+	r.metrics.rankMismatch.Inc()
+	r.setRank(rank)
+}
+
+// maxDPRank is the highest rank the index keys (one byte).
+const maxDPRank = 255
+
+func (r *Relay) setRank(rank int) {
+	text := strconv.Itoa(rank)
+	r.rank.Store(int64(rank))
+	r.rankText.Store(&text)
 }

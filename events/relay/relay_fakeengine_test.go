@@ -34,6 +34,7 @@ type fakeEngine struct {
 	beforeReply func()
 	replays     atomic.Int32
 	malformed   atomic.Bool // answer replay requests with a one-frame reply
+	dpRank      int         // the data_parallel_rank its batches carry
 }
 
 type fakeBatch struct {
@@ -66,7 +67,7 @@ func (e *fakeEngine) publish(n int, live bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for range n {
-		b := fakeBatch{seq: e.next, payload: fakePayload(e.next)}
+		b := fakeBatch{seq: e.next, payload: fakeRankPayload(e.next, e.dpRank)}
 		e.next++
 		e.buf = append(e.buf, b)
 		if len(e.buf) > e.keep {
@@ -152,13 +153,15 @@ func (e *fakeEngine) waitReplays(n int32) {
 
 func seqBytes(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
 
-func fakePayload(seq uint64) []byte {
+func fakePayload(seq uint64) []byte { return fakeRankPayload(seq, 0) }
+
+func fakeRankPayload(seq uint64, rank int) []byte {
 	toks := make([]uint64, 4)
 	for i := range toks {
 		toks[i] = seq*4 + uint64(i)
 	}
 	b, err := msgpack.Marshal([]any{float64(time.Now().UnixMicro()) / 1e6, []any{map[string]any{"type": "BlockStored",
-		"block_hashes": []uint64{1000 + seq}, "parent_block_hash": nil, "token_ids": toks, "block_size": 4}}, 0})
+		"block_hashes": []uint64{1000 + seq}, "parent_block_hash": nil, "token_ids": toks, "block_size": 4}}, rank})
 	if err != nil {
 		panic(err)
 	}

@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -331,5 +332,75 @@ func TestRelayResyncMalformedReply(t *testing.T) {
 	}
 	if got[len(got)-1] != "b"+strconv.FormatUint(newest, 10) {
 		t.Fatalf("relay published %q", got)
+	}
+}
+
+// TestRelayUsesThePayloadsDPRank: an engine whose batches name data-parallel
+// rank 1, behind a relay left at --dp-rank 0, is published under rank 1 (so
+// two ranks' relays do not share one stream), and the disagreement counts.
+func TestRelayUsesThePayloadsDPRank(t *testing.T) {
+	nc := eventstest.Connect(t)
+	tap := tapRelay(t, nc, testModel, resyncEndpoint)
+	e := startFakeEngine(t, 100)
+	e.dpRank = 1
+	rr := runRelay(t, nc, relayConfig(e))
+	e.waitReplays(1)
+	e.publish(3, true)
+	var last *nats.Msg
+	testwait.Until(t, 10*time.Second, func() string {
+		for last == nil || last.Header.Get(api.EventKindHeader) != api.EventKindBatch {
+			select {
+			case last = <-tap.events:
+			default:
+				return "no batch published yet"
+			}
+		}
+		return ""
+	})
+	if got := last.Header.Get(api.EventDPRankHeader); got != "1" {
+		t.Fatalf("batch published under dp rank %q, want the payload's 1", got)
+	}
+	if n := eventstest.CounterValue(t, rr.reg, "warmroute_events_relay_dp_rank_mismatch_total", "", ""); n != 1 {
+		t.Fatalf("dp rank mismatches counted %v, want 1 (counted once, not per batch)", n)
+	}
+	testwait.Until(t, 10*time.Second, testwait.That("a heartbeat under rank 1", func() bool {
+		for {
+			select {
+			case m := <-tap.beats:
+				var hb api.Heartbeat
+				if json.Unmarshal(m.Data, &hb) == nil && hb.DPRank == 1 {
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	}))
+}
+
+// TestRelayRestartRightAfterResync: the engine restarts while the relay's
+// start-up resync window is still open. Its new batches carry old sequence
+// numbers but other bytes, so they start the stream over (reset restart, then
+// the new engine's batches) instead of being dropped as duplicates of the
+// replay, which left the old chain indexed.
+func TestRelayRestartRightAfterResync(t *testing.T) {
+	nc := eventstest.Connect(t)
+	tap := tapRelay(t, nc, testModel, resyncEndpoint)
+	e := startFakeEngine(t, 100)
+	e.publish(6, false)
+	runRelay(t, nc, relayConfig(e))
+	e.waitReplays(1)
+	var replayed []string
+	for len(replayed) < 6 {
+		replayed = append(replayed, describe(tap.next()))
+	}
+	if want := append([]string{"b0 start"}, batches(1, 5)...); !slices.Equal(replayed, want) {
+		t.Fatalf("start-up resync published %q, want %q", replayed, want)
+	}
+	e.restart()
+	got, newest := liveUntilForwarded(t, e, tap)
+	want := append([]string{"reset restart 0"}, batches(0, newest)...)
+	if !slices.Equal(got, want) {
+		t.Fatalf("after a restart inside the resync window the relay published\n%q\nwant\n%q", got, want)
 	}
 }

@@ -21,6 +21,10 @@ type seqTracker struct {
 	// duplicates, not a restart.
 	replayedFrom, replayedTo uint64
 	hasReplayed              bool
+	// replayedSums fingerprints the batches forwarded from a replay, by
+	// seq, while they are the duplicate window: a live batch in the window
+	// with other bytes comes from an engine that restarted meanwhile.
+	replayedSums map[uint64]uint64
 	// lastSum fingerprints the last forwarded payload, so that after a
 	// reconnect the relay can tell the same engine (whose replay buffer
 	// still holds that batch) from a restarted one.
@@ -41,13 +45,34 @@ func (t *seqTracker) classify(seq uint64) verdict {
 	return verdictBackwards
 }
 
+// classifyLive is classify for a live batch with payload fingerprint sum: a
+// batch in the duplicate window whose bytes differ from the replayed batch
+// of that seq is not a duplicate but a restarted engine's.
+func (t *seqTracker) classifyLive(seq, sum uint64) verdict {
+	v := t.classify(seq)
+	if v == verdictDuplicate {
+		if s, ok := t.replayedSums[seq]; ok && s != sum {
+			return verdictBackwards
+		}
+	}
+	return v
+}
+
 // accept records seq as forwarded. Live batches past the replayed range end
 // the duplicate window.
 func (t *seqTracker) accept(seq uint64) {
 	t.expect, t.started = seq+1, true
 	if t.hasReplayed && seq > t.replayedTo {
-		t.hasReplayed = false
+		t.hasReplayed, t.replayedSums = false, nil
 	}
+}
+
+// noteReplayed fingerprints a batch forwarded from a replay.
+func (t *seqTracker) noteReplayed(seq, sum uint64) {
+	if t.replayedSums == nil {
+		t.replayedSums = map[uint64]uint64{}
+	}
+	t.replayedSums[seq] = sum
 }
 
 // expectFirst records that the engine has published nothing yet (its replay

@@ -58,3 +58,42 @@ func TestSeqTrackerExpectFirst(t *testing.T) {
 		})
 	}
 }
+
+// A live batch in the duplicate window is a duplicate only with the replayed
+// batch's bytes; other bytes mean the engine restarted meanwhile.
+func TestSeqTrackerClassifyLive(t *testing.T) {
+	tests := []struct {
+		name string
+		seq  uint64
+		sum  uint64
+		want verdict
+	}{
+		{"same bytes", 3, 103, verdictDuplicate},
+		{"other bytes", 3, 999, verdictBackwards},
+		{"no fingerprint kept", 4, 999, verdictDuplicate},
+		{"past the window", 6, 999, verdictNext},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var tr seqTracker
+			for seq := uint64(2); seq <= 5; seq++ {
+				tr.accept(seq)
+				if seq != 4 {
+					tr.noteReplayed(seq, 100+seq)
+				}
+			}
+			tr.markReplayed(2, 5)
+			if got := tr.classifyLive(tc.seq, tc.sum); got != tc.want {
+				t.Fatalf("classifyLive(%d, %d) = %d, want %d", tc.seq, tc.sum, got, tc.want)
+			}
+		})
+	}
+	var tr seqTracker
+	tr.accept(1)
+	tr.noteReplayed(1, 7)
+	tr.markReplayed(1, 1)
+	tr.accept(2)
+	if tr.replayedSums != nil {
+		t.Fatal("fingerprints kept after the window closed")
+	}
+}

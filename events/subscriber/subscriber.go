@@ -59,6 +59,10 @@ type Subscriber struct {
 	mu         sync.RWMutex
 	streams    map[Source]*streamState
 	byEndpoint map[string]map[Source]struct{}
+	// expiredDown holds endpoints whose streams all expired, until one of
+	// them is heard again; down is the set Down reads (liveness.go).
+	expiredDown map[string]struct{}
+	down        atomic.Pointer[map[string]string]
 }
 
 // inbound is one NATS message handed from the handler to the apply loop.

@@ -17,10 +17,15 @@ func (s *Subscriber) handleHeartbeat(in inbound) {
 	src := Source{Model: model, Endpoint: endpoint, DPRank: h.DPRank}
 	s.mu.Lock()
 	st := s.stream(src)
+	changed := st.fresh.LastHeartbeat.IsZero() || st.fresh.EngineConnected != h.EngineConnected
 	st.fresh.LastHeartbeat, st.fresh.EngineConnected = in.at, h.EngineConnected
 	st.fresh.Interval, st.fresh.Load = h.Interval.D(), h.Load
 	wasUp := st.up
 	st.up = true
+	if _, expired := s.expiredDown[endpoint]; expired || changed {
+		delete(s.expiredDown, endpoint)
+		s.refreshDown()
+	}
 	s.mu.Unlock()
 	if h.Leaving {
 		s.remove(src, st, clearLeave)
@@ -52,6 +57,10 @@ func (s *Subscriber) expire() {
 	for _, src := range dead {
 		s.metrics.expired.Inc()
 		s.remove(src, s.streams[src], clearExpired)
+		s.mu.Lock()
+		s.markExpired(src.Endpoint)
+		s.refreshDown()
+		s.mu.Unlock()
 	}
 }
 
@@ -65,6 +74,7 @@ func (s *Subscriber) remove(src Source, st *streamState, reason string) {
 	if len(s.byEndpoint[src.Endpoint]) == 0 {
 		delete(s.byEndpoint, src.Endpoint)
 	}
+	s.refreshDown()
 	s.mu.Unlock()
 	if st.up && s.members != nil {
 		s.members.SourceDown(src, reason)

@@ -215,7 +215,9 @@ func decodeEventMap(r *reader, b *Batch, ev *Event) error {
 
 // decodeEventArray reads a legacy tagged array ["Tag", fields...]; fields are
 // positional in the declaration order of the engine's version, so any length
-// is accepted and positions past the known ones are skipped.
+// is accepted and positions past the known ones are skipped. The legacy
+// format (and llm-d-inference-sim, which writes it) marks a chain root with
+// parent hash 0 rather than nil, so parent 0 means no parent here.
 func decodeEventArray(r *reader, b *Batch, ev *Event) error {
 	n, err := r.readArrayLen()
 	if err != nil {
@@ -238,6 +240,9 @@ func decodeEventArray(r *reader, b *Batch, ev *Event) error {
 		if err := decodeField(r, b, ev, f); err != nil {
 			return err
 		}
+	}
+	if ev.HasParent && ev.ParentHash == 0 {
+		ev.HasParent = false
 	}
 	return nil
 }

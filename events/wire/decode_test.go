@@ -122,6 +122,18 @@ func legacyCases() []decodeCase {
 				SlidingWindow: 128, Locality: "REMOTE", Ownership: "SHARED", SessionID: "sid"}}},
 		},
 		{
+			name:    "legacy array root: parent 0 is no parent",
+			payload: pack(vllmBatch(arr{"BlockStored", arr{uint64(9)}, uint64(0), tokens(7, 1), 1})),
+			want: Batch{TS: 1700000000.5, HasDPRank: true, Events: []Event{{Kind: KindBlockStored,
+				BlockHashes: []uint64{9}, TokenIDs: toks(7, 1), BlockSize: 1}}},
+		},
+		{
+			name:    "map event keeps parent 0 (the map format marks a root with nil)",
+			payload: pack(vllmBatch(storedMap(arr{uint64(9)}, uint64(0), tokens(7, 1), 1))),
+			want: Batch{TS: 1700000000.5, HasDPRank: true, Events: []Event{{Kind: KindBlockStored,
+				BlockHashes: []uint64{9}, HasParent: true, TokenIDs: toks(7, 1), BlockSize: 1, Medium: "GPU"}}},
+		},
+		{
 			name:    "legacy removed with medium and group",
 			payload: pack(vllmBatch(arr{"BlockRemoved", arr{uint64(1)}, "GPU", 0})),
 			want:    Batch{TS: 1700000000.5, HasDPRank: true, Events: []Event{{Kind: KindBlockRemoved, BlockHashes: []uint64{1}, Medium: "GPU"}}},

@@ -5,9 +5,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/warmroute/warmroute/router"
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/subscriber"
+	"github.com/warmroute/warmroute/router"
 )
 
 // renderedServeConfig returns the router's config file from its ConfigMap.

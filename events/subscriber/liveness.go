@@ -1,0 +1,57 @@
+package subscriber
+
+// Reasons an endpoint is down, for the scorer's exclusion counter.
+const (
+	// DownDisconnected: a relay of the endpoint reports its engine gone.
+	DownDisconnected = "disconnected"
+	// DownExpired: the endpoint's relays fell silent past the silence limit
+	// and were expired.
+	DownExpired = "expired"
+)
+
+// maxExpiredDown bounds the endpoints remembered as expired, so that a flood
+// of sources cannot grow the set without bound; past it the oldest memory
+// is not kept (such an endpoint is then unknown, as before any heartbeat).
+const maxExpiredDown = 4096
+
+// Down reports whether endpoint's engine is known to be down, and why: a
+// relay of it (any data-parallel rank) reports its engine disconnected, or
+// its relays expired and none has been heard since. An endpoint the
+// subscriber has never heard of is not down: static endpoints without relays
+// route on load. It is the scorer's Liveness, read on the request path: one
+// atomic load and a map lookup.
+func (s *Subscriber) Down(endpoint string) (reason string, down bool) {
+	m := s.down.Load()
+	if m == nil {
+		return "", false
+	}
+	reason, down = (*m)[endpoint]
+	return reason, down
+}
+
+// refreshDown rebuilds the down set; s.mu must be held for writing. It runs
+// when a stream's engine state changes or a stream goes, not per message.
+func (s *Subscriber) refreshDown() {
+	next := make(map[string]string, len(s.expiredDown))
+	for ep := range s.expiredDown {
+		next[ep] = DownExpired
+	}
+	for src, st := range s.streams {
+		if !st.fresh.LastHeartbeat.IsZero() && !st.fresh.EngineConnected {
+			next[src.Endpoint] = DownDisconnected
+		}
+	}
+	s.down.Store(&next)
+}
+
+// markExpired remembers endpoint as down once its last stream expired; s.mu
+// must be held for writing.
+func (s *Subscriber) markExpired(endpoint string) {
+	if len(s.byEndpoint[endpoint]) > 0 || len(s.expiredDown) >= maxExpiredDown {
+		return
+	}
+	if s.expiredDown == nil {
+		s.expiredDown = map[string]struct{}{}
+	}
+	s.expiredDown[endpoint] = struct{}{}
+}
