@@ -28,6 +28,10 @@ var (
 // client sees 413.
 var ErrBodyTooLarge = errors.New("request body too large")
 
+// ErrOverloaded means the request bodies held by all streams would exceed
+// Config.MaxBufferedBytes; the client sees 503 and may retry.
+var ErrOverloaded = errors.New("router is holding too many request bodies")
+
 // errNilDecision guards against a Picker that returns neither a decision nor
 // an error.
 var errNilDecision = errors.New("picker returned no decision and no error")
@@ -57,6 +61,8 @@ func errorReply(err error) (int, api.ErrorResponse) {
 		status, typ, msg = http.StatusNotFound, api.ErrTypeNotFound, err.Error()
 	case errors.Is(err, ErrBodyTooLarge):
 		status, typ, msg = http.StatusRequestEntityTooLarge, api.ErrTypeTooLarge, err.Error()
+	case errors.Is(err, ErrOverloaded):
+		status, typ, msg = http.StatusServiceUnavailable, api.ErrTypeUnavailable, err.Error()
 	case errors.Is(err, scorer.ErrNoEndpoint):
 		status, typ, msg = http.StatusServiceUnavailable, api.ErrTypeUnavailable, err.Error()
 	}

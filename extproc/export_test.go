@@ -7,3 +7,6 @@ type Lifecycle = lifecycle
 
 // TrackDecisions makes s drive every decision through f(d).
 func TrackDecisions(s *Server, f func(*scorer.Decision) Lifecycle) { s.track = f }
+
+// BufferedBytes is the request body bytes s's streams hold now.
+func BufferedBytes(s *Server) int64 { return s.bufferedBytes() }

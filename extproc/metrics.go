@@ -17,6 +17,7 @@ const (
 	outcomeTooLarge
 	outcomeNoEndpoint
 	outcomeInternal
+	outcomeOverloaded
 	numOutcomes
 )
 
@@ -27,6 +28,7 @@ var outcomeNames = [numOutcomes]string{
 	outcomeTooLarge:     "too_large",
 	outcomeNoEndpoint:   "no_endpoint",
 	outcomeInternal:     "internal",
+	outcomeOverloaded:   "overloaded",
 }
 
 func (o outcome) String() string { return outcomeNames[o] }
@@ -54,6 +56,7 @@ type Metrics struct {
 	requests         [numOutcomes]prometheus.Counter
 	decisionDuration prometheus.Histogram
 	streamsActive    prometheus.Gauge
+	bufferedBytes    prometheus.Gauge
 	// Router-observed prompt cache hit rate: both counters add only responses
 	// whose cached_tokens was reported, so cached/prompt is the hit rate.
 	promptTokens, cachedTokens prometheus.Counter
@@ -79,6 +82,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: "warmroute", Subsystem: "extproc", Name: "streams_active",
 			Help: "Open ext_proc streams.",
 		}),
+		bufferedBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "warmroute", Subsystem: "extproc", Name: "buffered_bytes",
+			Help: "Request body bytes held by all streams, counted against maxBufferedBytes.",
+		}),
 	}
 	for o := range numOutcomes {
 		m.requests[o] = requests.WithLabelValues(o.String())
@@ -87,7 +94,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{requests, m.decisionDuration, m.streamsActive, m.promptTokens, m.cachedTokens, usage} {
+	for _, c := range []prometheus.Collector{requests, m.decisionDuration, m.streamsActive, m.bufferedBytes, m.promptTokens, m.cachedTokens, usage} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering extproc metrics: %w", err)
 		}

@@ -130,10 +130,15 @@ func immediateResponse(status int, body api.ErrorResponse, o outcome) *extprocv3
 		// ErrorResponse always marshals; keep the client informed regardless.
 		b = []byte(`{"error":{"message":"internal error in the router","type":"internal_error","param":null,"code":500}}`)
 	}
+	headers := setHeaders(headerOption("content-type", "application/json"))
+	if o == outcomeOverloaded {
+		// The budget frees as other bodies finish, within about a second.
+		headers.SetHeaders = append(headers.SetHeaders, headerOption("retry-after", "1"))
+	}
 	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ImmediateResponse{
 		ImmediateResponse: &extprocv3.ImmediateResponse{
 			Status:  &typev3.HttpStatus{Code: typev3.StatusCode(status)},
-			Headers: setHeaders(headerOption("content-type", "application/json")),
+			Headers: headers,
 			Body:    b,
 			Details: "warmroute_" + o.String(),
 		}}}

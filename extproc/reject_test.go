@@ -232,6 +232,7 @@ func TestMetricsExposition(t *testing.T) {
 warmroute_extproc_requests_total{outcome="bad_request"} 1
 warmroute_extproc_requests_total{outcome="internal"} 0
 warmroute_extproc_requests_total{outcome="no_endpoint"} 0
+warmroute_extproc_requests_total{outcome="overloaded"} 0
 warmroute_extproc_requests_total{outcome="routed"} 1
 warmroute_extproc_requests_total{outcome="too_large"} 0
 warmroute_extproc_requests_total{outcome="unknown_model"} 0

@@ -28,9 +28,14 @@ func (st *stream) routeInHeaders() reply {
 // routeBufferedBody routes on a body Envoy buffered; the header mutation rides
 // on the body response, which BUFFERED mode still applies to the headers.
 func (st *stream) routeBufferedBody(body []byte, complete bool) reply {
-	if n := int64(len(body)); n > st.srv.opts.MaxBodyBytes {
+	n := int64(len(body))
+	if n > st.srv.opts.MaxBodyBytes {
 		return st.fail(st.tooLarge(n))
 	}
+	if err := st.holdBuffered(n); err != nil {
+		return st.fail(err)
+	}
+	defer st.srv.budget.release(n)
 	d, err := st.decide(func() (*scorer.Request, error) {
 		if !complete {
 			return routeOnLoad(st.path, body), nil

@@ -78,15 +78,30 @@ type Config struct {
 	// DisableDecisionHeader stops the x-warmroute-decision request and
 	// response headers.
 	DisableDecisionHeader bool `json:"disableDecisionHeader,omitempty"`
+	// MaxBufferedBytes bounds the request body bytes held by all streams at
+	// once; a body that would exceed it gets 503 (outcome overloaded).
+	// Default DefaultMaxBufferedBytes. It must be at least MaxBodyBytes.
+	MaxBufferedBytes int64 `json:"maxBufferedBytes,omitempty"`
 }
 
 // DefaultMaxBodyBytes is the default Config.MaxBodyBytes.
 const DefaultMaxBodyBytes = 8 << 20
 
+// DefaultMaxBufferedBytes is the default Config.MaxBufferedBytes: 32
+// maximum-size bodies at once, half the memory the chart requests for the
+// router (512 MiB; limit 2 GiB). Parsing a body allocates about its size
+// again while it is routed, and the index, tokenizers and their prefix
+// caches (64 MiB per pool) need the rest, so a full budget stays inside the
+// limit with room to spare.
+const DefaultMaxBufferedBytes = 256 << 20
+
 // WithDefaults returns a copy of c with every zero field set to its default.
 func (c Config) WithDefaults() Config {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.MaxBufferedBytes == 0 {
+		c.MaxBufferedBytes = DefaultMaxBufferedBytes
 	}
 	return c
 }
@@ -97,10 +112,17 @@ func (c Config) MaxGRPCMessageBytes() int { return int(c.WithDefaults().MaxBodyB
 
 // Validate reports every problem in c, joined, or nil.
 func (c Config) Validate() error {
+	var errs []error
 	if c.MaxBodyBytes < 0 {
-		return fmt.Errorf("maxBodyBytes must not be negative, got %d", c.MaxBodyBytes)
+		errs = append(errs, fmt.Errorf("maxBodyBytes must not be negative, got %d", c.MaxBodyBytes))
 	}
-	return nil
+	if c.MaxBufferedBytes < 0 {
+		errs = append(errs, fmt.Errorf("maxBufferedBytes must not be negative, got %d", c.MaxBufferedBytes))
+	}
+	if d := c.WithDefaults(); len(errs) == 0 && d.MaxBufferedBytes < d.MaxBodyBytes {
+		errs = append(errs, fmt.Errorf("maxBufferedBytes (%d) must be at least maxBodyBytes (%d)", d.MaxBufferedBytes, d.MaxBodyBytes))
+	}
+	return errors.Join(errs...)
 }
 
 // Options configures a Server: Config plus what is not a file setting. The
@@ -157,6 +179,7 @@ type Server struct {
 
 	picker  Picker
 	opts    Options
+	budget  *bodyBudget
 	metrics *Metrics
 	log     *slog.Logger
 	// track wraps each decision a stream drives; nil drives it directly.
@@ -190,7 +213,9 @@ func New(p Picker, opts Options, m *Metrics, log *slog.Logger) (*Server, error) 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{picker: p, opts: opts.withDefaults(), metrics: m, log: log}, nil
+	opts = opts.withDefaults()
+	budget := newBodyBudget(opts.MaxBufferedBytes, m.bufferedBytes)
+	return &Server{picker: p, opts: opts, budget: budget, metrics: m, log: log}, nil
 }
 
 // received is one result of Recv.
@@ -209,6 +234,7 @@ func (s *Server) Process(srv extprocv3.ExternalProcessor_ProcessServer) error {
 	st := newStream(ctx, s)
 	// Ending on every return covers a broken stream and a cancelled client.
 	defer st.end()
+	defer st.dropBody()
 
 	done := make(chan struct{})
 	defer close(done)

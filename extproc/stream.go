@@ -2,6 +2,7 @@ package extproc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strconv"
@@ -12,9 +13,6 @@ import (
 
 	"github.com/warmroute/warmroute/scorer"
 )
-
-// maxPrealloc caps the body buffer allocated from a Content-Length header.
-const maxPrealloc = 1 << 20
 
 // stream is the state of one ext_proc stream. It is owned by the goroutine
 // running Process and not safe for concurrent use.
@@ -29,6 +27,7 @@ type stream struct {
 	contentLength int64    // -1 when the request did not say
 	subset        []string // non-nil once a subset hint was seen
 	body          []byte   // accumulated in FULL_DUPLEX_STREAMED
+	held          int64    // cap(body), reserved from the server's budget
 
 	decision *scorer.Decision
 	life     lifecycle // drives decision; set with it
@@ -76,6 +75,11 @@ func (st *stream) step(srv extprocv3.ExternalProcessor_ProcessServer, req *extpr
 		if err := srv.Send(m); err != nil {
 			return true, fmt.Errorf("sending ext_proc response: %w", err)
 		}
+	}
+	if st.decision != nil && st.held > 0 {
+		// Send has encoded the body's chunks: the response phase, which may
+		// last minutes, holds no request bytes.
+		st.dropBody()
 	}
 	return r.done, nil
 }
@@ -134,12 +138,7 @@ func (st *stream) onRequestHeaders(h *extprocv3.HttpHeaders) reply {
 	switch {
 	case st.reqMode == filterv3.ProcessingMode_FULL_DUPLEX_STREAMED:
 		// Hold the headers: they are answered with the destination once the
-		// whole body has arrived.
-		if st.contentLength > 0 {
-			// Trust the announced length for one allocation, but only so far:
-			// a client may announce more than it sends.
-			st.body = make([]byte, 0, min(st.contentLength, maxPrealloc))
-		}
+		// whole body has arrived. Nothing is allocated until bytes arrive.
 		return reply{}
 	case buffered(st.reqMode):
 		return one(requestHeadersResponse(&extprocv3.CommonResponse{}))
@@ -185,6 +184,9 @@ func (st *stream) accumulate(b *extprocv3.HttpBody) reply {
 	if n := int64(len(st.body) + len(b.GetBody())); n > st.srv.opts.MaxBodyBytes {
 		return st.fail(st.tooLarge(n))
 	}
+	if err := st.grow(len(b.GetBody())); err != nil {
+		return st.fail(err)
+	}
 	st.body = append(st.body, b.GetBody()...)
 	if !b.GetEndOfStream() {
 		return reply{}
@@ -214,6 +216,9 @@ func (st *stream) commit() {
 func (st *stream) fail(err error) reply {
 	status, body := errorReply(err)
 	o := outcomeOf(status)
+	if errors.Is(err, ErrOverloaded) {
+		o = outcomeOverloaded
+	}
 	st.srv.metrics.requests[o].Inc()
 	st.srv.log.Debug("rejected request", "status", status, "outcome", o.String(), "err", err)
 	return reply{msgs: []*extprocv3.ProcessingResponse{immediateResponse(status, body, o)}, done: true}

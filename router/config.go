@@ -19,7 +19,7 @@ import (
 type (
 	// Routing is scorer.Config: pools, defaultPool, fallbacks, scoring.
 	Routing = scorer.Config
-	// Proxy is extproc.Config: maxBodyBytes, disableDecisionHeader.
+	// Proxy is extproc.Config: maxBodyBytes, maxBufferedBytes, disableDecisionHeader.
 	Proxy = extproc.Config
 )
 

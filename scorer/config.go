@@ -42,6 +42,11 @@ type PoolConfig struct {
 	// LoRAAdapters names the adapters the pool serves. A request whose model
 	// names one is keyed under the adapter, as the engine tags its blocks.
 	LoRAAdapters []string `json:"loraAdapters,omitempty"`
+	// MaxModelLen is the engines' max_model_len: a prompt with more tokens
+	// is routed on load (the engine answers it with its own 400), and the
+	// prompt text tokenized per request is bounded by 8 bytes per token.
+	// Zero means not known: the text is bounded by DefaultMaxTokenizeBytes.
+	MaxModelLen int `json:"maxModelLen,omitempty"`
 }
 
 // Tokenizer modes of TokenizerConfig.Mode.
@@ -194,6 +199,9 @@ func validatePools(pools []PoolConfig, defaultPool string) []error {
 			if err := api.ValidateEndpoint(ep); err != nil {
 				errs = append(errs, fmt.Errorf("pools[%d] %q: %w", i, p.Name, err))
 			}
+		}
+		if p.MaxModelLen < 0 {
+			errs = append(errs, fmt.Errorf("pools[%d] %q: maxModelLen must not be negative, got %d", i, p.Name, p.MaxModelLen))
 		}
 		if err := p.Tokenizer.validate(); err != nil {
 			errs = append(errs, fmt.Errorf("pools[%d] %q: %w", i, p.Name, err))

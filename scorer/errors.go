@@ -18,6 +18,10 @@ var (
 	ErrNoRawMessage = errors.New("chat message has no raw JSON")
 	// ErrBadTokenID means a caller-given prompt token id is out of range.
 	ErrBadTokenID = errors.New("prompt token id out of range")
+	// ErrPromptTooLong means a prompt exceeds its pool's maxModelLen, or
+	// its text the bytes the router tokenizes per request; the request is
+	// routed on load.
+	ErrPromptTooLong = errors.New("prompt too long to tokenize")
 	// ErrTokenizerConfig means a pool's tokenizer could not be set up.
 	ErrTokenizerConfig = errors.New("configuring pool tokenizer")
 )

@@ -27,6 +27,7 @@ type pool struct {
 	name      string
 	endpoints []string // sorted; replaced, never mutated
 	adapters  map[string]bool
+	limit     promptLimit
 }
 
 // NewPools builds the registry from configuration. The configuration is
@@ -34,7 +35,8 @@ type pool struct {
 func NewPools(cfg []PoolConfig, defaultPool string) *Pools {
 	p := &Pools{byModel: map[string]*pool{}, byName: map[string]*pool{}}
 	for _, pc := range cfg {
-		pl := &pool{name: pc.Name, endpoints: sortedUnique(pc.Endpoints), adapters: map[string]bool{}}
+		pl := &pool{name: pc.Name, endpoints: sortedUnique(pc.Endpoints), adapters: map[string]bool{},
+			limit: newPromptLimit(pc.MaxModelLen)}
 		p.byName[pc.Name] = pl
 		for _, m := range append([]string{pc.Name}, pc.Models...) {
 			p.byModel[m] = pl

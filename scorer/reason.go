@@ -71,6 +71,8 @@ func tokenizeReason(err error) string {
 		return "remote"
 	case errors.Is(err, ErrBadTokenID), errors.Is(err, ErrNoRawMessage):
 		return "request"
+	case errors.Is(err, ErrPromptTooLong):
+		return "too_long"
 	}
 	return "encode"
 }

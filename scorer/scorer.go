@@ -104,10 +104,14 @@ func (s *Scorer) prepare(ctx context.Context, pl *pool, req *Request, candidates
 		return "tokenizer=none"
 	}
 	start := time.Now()
-	ids, err := tokens.Tokens(ctx, req, candidates)
+	ids, err := s.tokenize(ctx, tokens, pl, req, candidates)
 	s.opts.Metrics.observe(stageTokenize, start)
 	if err != nil {
-		s.opts.Metrics.tokenizeError(tokenizeReason(err))
+		reason := tokenizeReason(err)
+		s.opts.Metrics.tokenizeError(reason)
+		if reason == "too_long" {
+			return "tokenize=too_long"
+		}
 		return "tokenize=error"
 	}
 	start = time.Now()
@@ -120,6 +124,19 @@ func (s *Scorer) prepare(ctx context.Context, pl *pool, req *Request, candidates
 	}
 	d.promptTokens = len(ids)
 	return ""
+}
+
+// tokenize bounds the work on one prompt by the pool's limit: too much text
+// is refused unread, too many tokens after reading.
+func (s *Scorer) tokenize(ctx context.Context, tokens Tokens, pl *pool, req *Request, candidates []string) ([]uint32, error) {
+	if err := pl.limit.checkBytes(req); err != nil {
+		return nil, err
+	}
+	ids, err := tokens.Tokens(ctx, req, candidates)
+	if err != nil {
+		return nil, err
+	}
+	return ids, pl.limit.checkTokens(len(ids))
 }
 
 // decide looks the keys up, scores the candidates and fills d.

@@ -44,6 +44,7 @@ func bindServerFlags(fs *flag.FlagSet, c *router.Config) {
 	fs.BoolVar(&c.TLS.SelfSigned, "tls-self-signed", c.TLS.SelfSigned, "serve gRPC with a generated self-signed certificate (development)")
 	fs.TextVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "how long a graceful shutdown waits for open streams")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted request body; larger gets 413")
+	fs.Int64Var(&c.MaxBufferedBytes, "max-buffered-bytes", c.MaxBufferedBytes, "request body bytes all streams may hold at once; beyond it new bodies get 503")
 	fs.BoolVar(&c.DisableDecisionHeader, "disable-decision-header", c.DisableDecisionHeader, "do not add x-warmroute-decision")
 }
 

@@ -35,6 +35,9 @@ type Options struct {
 	DefaultPool string
 	// MaxBodyBytes is the router's --max-body-bytes; zero keeps its default.
 	MaxBodyBytes int64
+	// MaxModelLen is the maxModelLen of the pool of all simulators; zero
+	// leaves it unknown.
+	MaxModelLen int
 	// RouterArgs are appended to `warmroute serve`'s flags.
 	RouterArgs []string
 
@@ -112,7 +115,7 @@ func (o Options) withDefaults() (Options, error) {
 // admin, then one per simulator.
 func (s *Stack) start(ctx context.Context, ports []int) error {
 	o := s.opts
-	pool := scorer.PoolConfig{Name: o.Model}
+	pool := scorer.PoolConfig{Name: o.Model, MaxModelLen: o.MaxModelLen}
 	for i, so := range o.Sims {
 		sim, err := StartSim(ctx, o.Binary, o.Dir, ports[4+i], so)
 		if err != nil {
