@@ -25,6 +25,11 @@ type Heartbeat struct {
 	// EngineConnected reports whether the relay currently receives from the
 	// engine's event socket.
 	EngineConnected bool `json:"engineConnected"`
+	// EngineUnknown is set while the relay has no evidence either way (it
+	// has not reached the engine yet, or it listens and the engine has sent
+	// nothing): EngineConnected is then false, but the engine is not known
+	// to be down.
+	EngineUnknown bool `json:"engineUnknown,omitempty"`
 	// Interval is the relay's heartbeat period; routers expire the endpoint
 	// after a few missed intervals.
 	Interval Duration `json:"interval"`

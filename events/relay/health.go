@@ -22,6 +22,7 @@ import (
 type engineState struct {
 	mu      sync.Mutex
 	sockUp  bool        // evidence from the engine's sockets
+	known   bool        // sockUp rests on evidence (a dial, a frame, a replay, a failure)
 	healthy bool        // the health probe's last verdict; true without a probe
 	probed  bool        // a verdict has come in
 	sock    zmq4.Socket // the open events socket, closed to force a recheck
@@ -30,9 +31,24 @@ type engineState struct {
 // setSocket records evidence (or its loss) from the engine's sockets.
 func (r *Relay) setSocket(up bool) {
 	r.engine.mu.Lock()
-	r.engine.sockUp = up
+	r.engine.sockUp, r.engine.known = up, true
 	r.engine.mu.Unlock()
 	r.updateConnected()
+}
+
+// engineReport is what heartbeats say of the engine: connected, or not
+// connected and whether that is known (a failed dial or probe) or only the
+// absence of evidence yet.
+func (r *Relay) engineReport() (connected, unknown bool) {
+	r.engine.mu.Lock()
+	defer r.engine.mu.Unlock()
+	if r.engine.probed && !r.engine.healthy {
+		return false, false
+	}
+	if !r.engine.known {
+		return false, true
+	}
+	return r.engine.sockUp && r.engine.healthy, false
 }
 
 // setHealthy records a health verdict. When the engine comes back healthy

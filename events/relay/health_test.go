@@ -31,8 +31,8 @@ func TestListenModeProvesTheEngine(t *testing.T) {
 	runRelay(t, nc, relay.Config{EventsEndpoint: "tcp://" + addr, ListenEvents: true, Model: testModel,
 		Endpoint: resyncEndpoint, HeartbeatInterval: 50 * time.Millisecond})
 	for range 5 {
-		if h := nextHeartbeat(t, tap, func(api.Heartbeat) bool { return true }); h.EngineConnected {
-			t.Fatalf("listening relay with no engine reports it connected: %+v", h)
+		if h := nextHeartbeat(t, tap, func(api.Heartbeat) bool { return true }); h.EngineConnected || !h.EngineUnknown {
+			t.Fatalf("listening relay with no engine reports %+v, want not connected and unknown", h)
 		}
 	}
 }
@@ -78,4 +78,21 @@ func TestHealthProbeGatesConnected(t *testing.T) {
 		t.Fatalf("after the engine came back healthy the relay published\n%q\nwant\n%q", got, want)
 	}
 	_ = fmt.Sprint()
+}
+
+// TestDialFailureIsKnownDown: a relay whose dial finds nothing listening
+// reports the engine disconnected and known (not merely unknown), so routers
+// stop sending it requests.
+func TestDialFailureIsKnownDown(t *testing.T) {
+	nc := eventstest.Connect(t)
+	tap := tapRelay(t, nc, testModel, resyncEndpoint)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	runRelay(t, nc, relay.Config{EventsEndpoint: "tcp://" + addr, Model: testModel,
+		Endpoint: resyncEndpoint, HeartbeatInterval: 50 * time.Millisecond})
+	nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return !h.EngineConnected && !h.EngineUnknown })
 }

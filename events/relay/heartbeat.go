@@ -48,8 +48,9 @@ func (r *Relay) scrape(ctx context.Context, s *scraper) {
 
 // heartbeat describes the relay's current state.
 func (r *Relay) heartbeat(leaving bool) api.Heartbeat {
+	connected, unknown := r.engineReport()
 	h := api.Heartbeat{Endpoint: r.cfg.Endpoint, Model: r.cfg.Model, DPRank: int(r.rank.Load()),
-		BlockSize: r.cfg.BlockSize, Relay: r.cfg.RelayID, EngineConnected: r.connected.Load(),
+		BlockSize: r.cfg.BlockSize, Relay: r.cfg.RelayID, EngineConnected: connected, EngineUnknown: unknown,
 		Interval: api.Duration(r.cfg.HeartbeatInterval), SentAt: time.Now(), Leaving: leaving}
 	if r.haveSeq.Load() {
 		seq := r.lastSeq.Load()

@@ -29,6 +29,9 @@ func (r *Relay) engineLoop(ctx context.Context) {
 	for ctx.Err() == nil {
 		sock, err := r.openEvents(ctx)
 		if err != nil {
+			if !r.cfg.ListenEvents {
+				r.setSocket(false) // nothing accepted the dial: known down
+			}
 			r.log.Warn("connecting to engine events socket", "err", err)
 			sleep(ctx, bo.next())
 			continue
@@ -37,7 +40,9 @@ func (r *Relay) engineLoop(ctx context.Context) {
 			r.metrics.reconnects.Inc()
 		}
 		r.holdSocket(sock)
-		r.setSocket(!r.cfg.ListenEvents) // a dial reached the engine; a bound socket proves nothing
+		if !r.cfg.ListenEvents {
+			r.setSocket(true) // a dial reached the engine; a bound socket proves nothing
+		}
 		err = r.receive(ctx, sock, &st, &b, hadConnection, &bo)
 		hadConnection = true
 		r.holdSocket(nil)

@@ -32,7 +32,8 @@ func (s *Subscriber) EndpointFreshness(endpoint string) (Freshness, bool) {
 
 func combineFreshness(a, b Freshness) Freshness {
 	out := Freshness{Gaps: a.Gaps + b.Gaps, Resets: a.Resets + b.Resets,
-		EngineConnected: a.EngineConnected && b.EngineConnected, Interval: max(a.Interval, b.Interval)}
+		EngineConnected: a.EngineConnected && b.EngineConnected, EngineUnknown: a.EngineUnknown || b.EngineUnknown,
+		Interval: max(a.Interval, b.Interval)}
 	out.LastEvent = a.LastEvent
 	if b.LastEvent.Before(a.LastEvent) {
 		out.LastEvent = b.LastEvent

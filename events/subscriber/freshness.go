@@ -20,8 +20,9 @@ type Freshness struct {
 	Gaps, Resets uint64
 	// LastReset is when the source was last cleared; zero when never.
 	LastReset time.Time
-	// EngineConnected is the relay's last report of its engine connection.
-	EngineConnected bool
+	// EngineConnected is the relay's last report of its engine connection;
+	// EngineUnknown that the relay had no evidence either way.
+	EngineConnected, EngineUnknown bool
 	// Relay is the relay instance last heard from.
 	Relay string
 	// Interval is the relay's heartbeat period.

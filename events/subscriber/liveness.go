@@ -37,7 +37,7 @@ func (s *Subscriber) refreshDown() {
 		next[ep] = DownExpired
 	}
 	for src, st := range s.streams {
-		if !st.fresh.LastHeartbeat.IsZero() && !st.fresh.EngineConnected {
+		if !st.fresh.LastHeartbeat.IsZero() && !st.fresh.EngineConnected && !st.fresh.EngineUnknown {
 			next[src.Endpoint] = DownDisconnected
 		}
 	}

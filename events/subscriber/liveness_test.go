@@ -64,3 +64,22 @@ func TestDown(t *testing.T) {
 	beatEngine(t, nc, quiet, 0, true, time.Hour) // back
 	wantDown(quiet, "")
 }
+
+// TestUnknownIsNotDown: a relay that has no evidence about its engine yet
+// (it listens and the engine has sent nothing) does not take the endpoint
+// out of routing.
+func TestUnknownIsNotDown(t *testing.T) {
+	nc := eventstest.Connect(t)
+	s := runSubscriber(t, nc, &eventstest.Sink{}, &eventstest.Membership{})
+	const ep = "10.2.0.3:8000"
+	subj, _ := api.HeartbeatSubject(testModel, ep)
+	body, _ := json.Marshal(api.Heartbeat{Endpoint: ep, Model: testModel, Relay: "r", EngineUnknown: true,
+		Interval: api.Duration(time.Hour), SentAt: time.Now()})
+	if err := nc.Publish(subj, body); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Until(t, 10*time.Second, testwait.That("heartbeat applied", func() bool { _, ok := s.Freshness(ep); return ok }))
+	if r, down := s.Down(ep); down {
+		t.Fatalf("an endpoint whose relay has no evidence yet is down (%s)", r)
+	}
+}

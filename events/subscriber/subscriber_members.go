@@ -17,8 +17,9 @@ func (s *Subscriber) handleHeartbeat(in inbound) {
 	src := Source{Model: model, Endpoint: endpoint, DPRank: h.DPRank}
 	s.mu.Lock()
 	st := s.stream(src)
-	changed := st.fresh.LastHeartbeat.IsZero() || st.fresh.EngineConnected != h.EngineConnected
-	st.fresh.LastHeartbeat, st.fresh.EngineConnected = in.at, h.EngineConnected
+	changed := st.fresh.LastHeartbeat.IsZero() || st.fresh.EngineConnected != h.EngineConnected ||
+		st.fresh.EngineUnknown != h.EngineUnknown
+	st.fresh.LastHeartbeat, st.fresh.EngineConnected, st.fresh.EngineUnknown = in.at, h.EngineConnected, h.EngineUnknown
 	st.fresh.Interval, st.fresh.Load = h.Interval.D(), h.Load
 	wasUp := st.up
 	st.up = true
