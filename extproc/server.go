@@ -75,9 +75,10 @@ type Config struct {
 	// MaxBodyBytes is the largest request body accepted; larger ones get 413.
 	// Default 8 MiB. The gRPC message limit follows from it.
 	MaxBodyBytes int64 `json:"maxBodyBytes,omitempty"`
-	// DisableDecisionHeader stops the x-warmroute-decision request and
-	// response headers.
-	DisableDecisionHeader bool `json:"disableDecisionHeader,omitempty"`
+	// DecisionHeader is where x-warmroute-decision goes: upstream (the
+	// request to the engine only), client (also the client's response, for
+	// debugging) or off. Default upstream.
+	DecisionHeader DecisionHeaderMode `json:"decisionHeader,omitempty"`
 }
 
 // DefaultMaxBodyBytes is the default Config.MaxBodyBytes.
@@ -88,6 +89,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if c.DecisionHeader == "" {
+		c.DecisionHeader = DecisionHeaderUpstream
+	}
 	return c
 }
 
@@ -97,10 +101,14 @@ func (c Config) MaxGRPCMessageBytes() int { return int(c.WithDefaults().MaxBodyB
 
 // Validate reports every problem in c, joined, or nil.
 func (c Config) Validate() error {
+	var errs []error
 	if c.MaxBodyBytes < 0 {
-		return fmt.Errorf("maxBodyBytes must not be negative, got %d", c.MaxBodyBytes)
+		errs = append(errs, fmt.Errorf("maxBodyBytes must not be negative, got %d", c.MaxBodyBytes))
 	}
-	return nil
+	if err := c.DecisionHeader.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // Options configures a Server: Config plus what is not a file setting. The
