@@ -217,7 +217,7 @@ func runValidate(t *testing.T, st *harness.Stack, args ...string) *sweepResult {
 	bin, _ := buildBin()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	args = append([]string{"ttl", "validate", "--target-url", st.URL(""), "--admin-url", "http://" + st.Router.AdminAddr,
+	args = append([]string{"ttl", "validate", "--target-url", st.URL(""), "--debug-url", "http://" + st.Router.AdminAddr,
 		"--model", harness.DefaultModel, "--pairs", "2", "--prefix-words", "200", "--json"}, args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer

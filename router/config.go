@@ -78,11 +78,11 @@ func (t TLSConfig) Enabled() bool { return t.CertFile != "" || t.SelfSigned }
 
 // Defaults of Server.
 const (
-	DefaultGRPCAddr      = ":9002"
-	DefaultAdminAddr     = ":9090"
-	DefaultDebugAddr     = "127.0.0.1:9095"
+	DefaultGRPCAddr  = ":9002"
+	DefaultAdminAddr = ":9090"
+	DefaultDebugAddr = "127.0.0.1:9095"
 	// DebugOff as DebugAddr serves no debug endpoints.
-	DebugOff = "off"
+	DebugOff             = "off"
 	DefaultShutdownGrace = 15 * time.Second
 )
 

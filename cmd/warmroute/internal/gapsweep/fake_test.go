@@ -15,7 +15,7 @@ import (
 	"github.com/warmroute/warmroute/index/ttl"
 )
 
-// fakeRouter plays Envoy+router+engine and the router's admin endpoint in
+// fakeRouter plays Envoy+router+engine and the router's debug endpoint in
 // one httptest server: a prompt whose prefix (up to "\nQuestion") was seen
 // before is routed on a prediction to the same endpoint, and hits unless the
 // request that left the prediction failed its prefill.

@@ -8,7 +8,7 @@ import (
 )
 
 func sweepOptions(url string) Options {
-	return Options{Target: url, Admin: url, Model: "m", PrefixWords: 40, PairsPerGap: 2, Seed: 1}
+	return Options{Target: url, Debug: url, Model: "m", PrefixWords: 40, PairsPerGap: 2, Seed: 1}
 }
 
 func runSweep(t *testing.T, o Options) (*Result, error) {
