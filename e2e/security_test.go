@@ -71,14 +71,26 @@ func TestMutualTLSExtProc(t *testing.T) {
 	}
 	good("first")
 	for _, tc := range []struct {
-		name  string
-		certs []tls.Certificate
+		name   string
+		certs  []tls.Certificate
+		served bool
 	}{
-		{"no client certificate", nil},
-		{"certificate of another CA", []tls.Certificate{other.Client("intruder").TLSCertificate(t)}},
+		{"no client certificate", nil, false},
+		{"certificate of another CA", []tls.Certificate{other.Client("intruder").TLSCertificate(t)}, false},
+		// The control: the same client with a certificate of the CA is
+		// served, so the refusals above are the certificate's doing.
+		{"certificate of the CA", []tls.Certificate{ca.Client("operator").TLSCertificate(t)}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			creds := credentials.NewTLS(&tls.Config{RootCAs: ca.Pool(), ServerName: "localhost", Certificates: tc.certs})
+			creds := credentials.NewTLS(&tls.Config{RootCAs: ca.Pool(), ServerName: "localhost",
+				// Send the certificate even though the router's request
+				// names only its own CA, which crypto/tls would honour.
+				GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+					if len(tc.certs) == 0 {
+						return &tls.Certificate{}, nil
+					}
+					return &tc.certs[0], nil
+				}})
 			conn, err := grpc.NewClient(st.Router.GRPCAddr, grpc.WithTransportCredentials(creds))
 			if err != nil {
 				t.Fatal(err)
@@ -87,10 +99,14 @@ func TestMutualTLSExtProc(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
 			resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
-			if err == nil {
+			switch {
+			case tc.served && err != nil:
+				t.Fatalf("router refused a client with a certificate of its client CA: %v", err)
+			case !tc.served && err == nil:
 				t.Fatalf("router served a client with %s: %v", tc.name, resp)
+			case !tc.served:
+				t.Logf("refused: %v", err)
 			}
-			t.Logf("refused: %v", err)
 		})
 	}
 	good("after the refusals")
