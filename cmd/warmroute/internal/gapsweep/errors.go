@@ -20,6 +20,9 @@ var (
 	ErrDebug = errors.New("reading router debug endpoint")
 	// ErrDecisionHeader: the x-warmroute-decision header is malformed.
 	ErrDecisionHeader = errors.New("malformed decision header")
+	// ErrNoDecision: a successful response carried no decision header, as
+	// from a router whose decisionHeader is not client.
+	ErrNoDecision = errors.New("responses carry no x-warmroute-decision: validate against a router with decisionHeader: client")
 	// ErrStream: a streamed response could not be read.
 	ErrStream = errors.New("reading completion stream")
 )

@@ -64,6 +64,10 @@ func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 				return s.stop(res, ctx), nil // the cut-off pair measured nothing
 			}
 			res.Pairs = append(res.Pairs, p)
+			if p.Verdict == VerdictNoDecision {
+				// Every further pair would measure nothing either.
+				return res.finish(), fmt.Errorf("pair %s/%d: %w", p.Gap, p.Index, ErrNoDecision)
+			}
 		}
 	}
 	return res.finish(), nil

@@ -85,6 +85,7 @@ func TestSweepRefuses(t *testing.T) {
 		{"block size changes mid-sweep", func(f *fakeRouter, _ *Options) { f.blockSizeAfter = 3 }, ErrBlockSize, 1},
 		{"router without index info and no flag", func(f *fakeRouter, _ *Options) { f.noIndex = true }, ErrBlockSize, 0},
 		{"over budget", func(_ *fakeRouter, o *Options) { o.MaxRequests = 10 }, ErrBudget, 0},
+		{"router keeps its decisions upstream", func(f *fakeRouter, _ *Options) { f.noDecision = true }, ErrNoDecision, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
