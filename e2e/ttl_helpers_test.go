@@ -38,7 +38,7 @@ func send(t *testing.T, url, prompt string, header map[string]string) (routed, i
 // ttlReport fetches a router's /debug/ttl as JSON.
 func ttlReport(t *testing.T, r *harness.Router) ttl.Report {
 	t.Helper()
-	res := mustDo(t, http.MethodGet, "http://"+r.AdminAddr+"/debug/ttl?format=json", nil, nil)
+	res := mustDo(t, http.MethodGet, "http://"+r.DebugAddr+"/debug/ttl?format=json", nil, nil)
 	var rep ttl.Report
 	if res.status != http.StatusOK {
 		t.Fatalf("GET /debug/ttl: %v", res)

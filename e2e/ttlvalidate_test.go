@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/extproc"
 	"github.com/warmroute/warmroute/internal/testwait"
 )
 
@@ -75,7 +76,9 @@ func eventStack(t *testing.T, tok string, sims int) *harness.Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := harness.Options{RouterArgs: []string{"--tokenizer", harness.DefaultModel + "=" + tok}}
+	// The sweep reads each decision from its response: opt in to the copy.
+	opts := harness.Options{RouterArgs: []string{"--tokenizer", harness.DefaultModel + "=" + tok},
+		DecisionHeader: extproc.DecisionHeaderClient}
 	for i := range sims {
 		args := append(slices.Clone(simArgs), "--prompt-tokens-details", "--tokenizer", tok,
 			"--kv-events-url", "tcp://"+harness.Addr(ports[i]))
@@ -217,7 +220,7 @@ func runValidate(t *testing.T, st *harness.Stack, args ...string) *sweepResult {
 	bin, _ := buildBin()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	args = append([]string{"ttl", "validate", "--target-url", st.URL(""), "--admin-url", "http://" + st.Router.AdminAddr,
+	args = append([]string{"ttl", "validate", "--target-url", st.URL(""), "--debug-url", "http://" + st.Router.DebugAddr,
 		"--model", harness.DefaultModel, "--pairs", "2", "--prefix-words", "200", "--json"}, args...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer

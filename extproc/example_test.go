@@ -48,7 +48,7 @@ func ExampleParseRequest() {
 func ExampleServer() {
 	pools := scorer.NewPools([]scorer.PoolConfig{{Name: "llama", Endpoints: []string{"10.0.0.7:8000"}}}, "")
 	srv, err := extproc.New(scorer.New(pools, &scorer.Load{}, scorer.Options{}),
-		extproc.Options{Config: extproc.Config{DisableDecisionHeader: true}}, nil, nil)
+		extproc.Options{Config: extproc.Config{DecisionHeader: extproc.DecisionHeaderOff}}, nil, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

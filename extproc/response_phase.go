@@ -15,7 +15,7 @@ import (
 
 func (st *stream) onResponseHeaders(h *extprocv3.HttpHeaders) reply {
 	common := &extprocv3.CommonResponse{}
-	if st.decision != nil && !st.srv.opts.DisableDecisionHeader {
+	if st.decision != nil && st.srv.opts.DecisionHeader.onResponse() {
 		common.HeaderMutation = setHeaders(decisionHeader(st.decision))
 	}
 	if st.committed {

@@ -75,9 +75,10 @@ type Config struct {
 	// MaxBodyBytes is the largest request body accepted; larger ones get 413.
 	// Default 8 MiB. The gRPC message limit follows from it.
 	MaxBodyBytes int64 `json:"maxBodyBytes,omitempty"`
-	// DisableDecisionHeader stops the x-warmroute-decision request and
-	// response headers.
-	DisableDecisionHeader bool `json:"disableDecisionHeader,omitempty"`
+	// DecisionHeader is where x-warmroute-decision goes: upstream (the
+	// request to the engine only), client (also the client's response, for
+	// debugging) or off. Default upstream.
+	DecisionHeader DecisionHeaderMode `json:"decisionHeader,omitempty"`
 	// MaxBufferedBytes bounds the request body bytes held by all streams at
 	// once; a body that would exceed it gets 503 (outcome overloaded).
 	// Default DefaultMaxBufferedBytes. It must be at least MaxBodyBytes.
@@ -103,6 +104,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxBufferedBytes == 0 {
 		c.MaxBufferedBytes = DefaultMaxBufferedBytes
 	}
+	if c.DecisionHeader == "" {
+		c.DecisionHeader = DecisionHeaderUpstream
+	}
 	return c
 }
 
@@ -121,6 +125,9 @@ func (c Config) Validate() error {
 	}
 	if d := c.WithDefaults(); len(errs) == 0 && d.MaxBufferedBytes < d.MaxBodyBytes {
 		errs = append(errs, fmt.Errorf("maxBufferedBytes (%d) must be at least maxBodyBytes (%d)", d.MaxBufferedBytes, d.MaxBodyBytes))
+	}
+	if err := c.DecisionHeader.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

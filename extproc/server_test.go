@@ -42,8 +42,8 @@ func TestBufferedRouting(t *testing.T) {
 
 	s.send(respHeaders(false))
 	rh := s.recv().GetResponseHeaders().GetResponse()
-	if got, _ := headerIn(rh.GetHeaderMutation(), api.DecisionHeader); got != reason {
-		t.Errorf("response decision header = %q, want %q", got, reason)
+	if got, ok := headerIn(rh.GetHeaderMutation(), api.DecisionHeader); ok {
+		t.Errorf("response carries the decision header %q by default; it must go upstream only", got)
 	}
 	s.send(respBody([]byte(`{"choices":[]}`), true))
 	if rb := s.recv().GetResponseBody(); rb == nil || rb.GetResponse().GetBodyMutation() != nil {
@@ -54,6 +54,56 @@ func TestBufferedRouting(t *testing.T) {
 	}
 	if err := s.finish(); err != nil {
 		t.Errorf("Process = %v", err)
+	}
+}
+
+// TestDecisionHeaderModes checks where each mode puts x-warmroute-decision:
+// the request to the engine, the client's response, both or neither.
+func TestDecisionHeaderModes(t *testing.T) {
+	for _, tc := range []struct {
+		mode                  extproc.DecisionHeaderMode
+		onRequest, onResponse bool
+	}{
+		{"", true, false},
+		{extproc.DecisionHeaderUpstream, true, false},
+		{extproc.DecisionHeaderClient, true, true},
+		{extproc.DecisionHeaderOff, false, false},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			h := newHarness(t, harnessConfig{opts: extproc.Options{Config: extproc.Config{DecisionHeader: tc.mode}}})
+			s := h.open()
+			s.send(first(reqHeaders("/v1/completions", false), buffered, buffered))
+			s.recv()
+			s.send(reqBody(completion("m", "hello"), true))
+			c := s.recv().GetRequestBody().GetResponse()
+			reason, ok := headerIn(c.GetHeaderMutation(), api.DecisionHeader)
+			if ok != tc.onRequest {
+				t.Errorf("decision header on the request: %t (%q), want %t", ok, reason, tc.onRequest)
+			}
+			s.send(respHeaders(false))
+			rh := s.recv().GetResponseHeaders().GetResponse()
+			got, ok := headerIn(rh.GetHeaderMutation(), api.DecisionHeader)
+			if ok != tc.onResponse || ok && got != reason {
+				t.Errorf("decision header on the response: %t (%q), want %t (%q)", ok, got, tc.onResponse, reason)
+			}
+			s.send(respBody([]byte(`{"choices":[]}`), true))
+			s.recv()
+			if err := s.finish(); err != nil {
+				t.Errorf("Process = %v", err)
+			}
+		})
+	}
+}
+
+func TestDecisionHeaderModeValidate(t *testing.T) {
+	for _, tc := range []struct {
+		mode extproc.DecisionHeaderMode
+		ok   bool
+	}{{"", true}, {"upstream", true}, {"client", true}, {"off", true}, {"both", false}, {"Client", false}} {
+		err := extproc.Config{DecisionHeader: tc.mode}.Validate()
+		if (err == nil) != tc.ok {
+			t.Errorf("Validate(%q) = %v, want ok %t", tc.mode, err, tc.ok)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package router
 import (
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/warmroute/warmroute/api"
@@ -19,7 +20,7 @@ import (
 type (
 	// Routing is scorer.Config: pools, defaultPool, fallbacks, scoring.
 	Routing = scorer.Config
-	// Proxy is extproc.Config: maxBodyBytes, maxBufferedBytes, disableDecisionHeader.
+	// Proxy is extproc.Config: maxBodyBytes, maxBufferedBytes, decisionHeader.
 	Proxy = extproc.Config
 )
 
@@ -45,6 +46,13 @@ type Server struct {
 	// AdminAddr is the admin HTTP listen address (/metrics, /healthz,
 	// /readyz). Default ":9090".
 	AdminAddr string `json:"adminAddr,omitempty"`
+	// DebugAddr is the debug HTTP listen address (/debug/index/*,
+	// /debug/ttl, /debug/pprof), or "off". Default loopback only,
+	// DefaultDebugAddr: the index lookup answers whether any prompt is
+	// cached, so it must not be reachable by the router's clients.
+	DebugAddr string `json:"debugAddr,omitempty"`
+	// DebugPprof serves net/http/pprof under /debug/pprof on DebugAddr.
+	DebugPprof bool `json:"debugPprof,omitempty"`
 	// TLS configures the gRPC listener. Off by default.
 	TLS TLSConfig `json:"tls,omitempty"`
 	// ShutdownGrace bounds how long a graceful shutdown waits for open
@@ -60,6 +68,9 @@ type TLSConfig struct {
 	// SelfSigned generates an in-memory self-signed certificate at start-up,
 	// for development. Ignored when CertFile is set.
 	SelfSigned bool `json:"selfSigned,omitempty"`
+	// ClientCAFile is a PEM bundle of CAs. When set, every client (Envoy)
+	// must present a certificate that one of them signed: mutual TLS.
+	ClientCAFile string `json:"clientCAFile,omitempty"`
 }
 
 // Enabled reports whether the listener should serve TLS.
@@ -67,8 +78,11 @@ func (t TLSConfig) Enabled() bool { return t.CertFile != "" || t.SelfSigned }
 
 // Defaults of Server.
 const (
-	DefaultGRPCAddr      = ":9002"
-	DefaultAdminAddr     = ":9090"
+	DefaultGRPCAddr  = ":9002"
+	DefaultAdminAddr = ":9090"
+	DefaultDebugAddr = "127.0.0.1:9095"
+	// DebugOff as DebugAddr serves no debug endpoints.
+	DebugOff             = "off"
 	DefaultShutdownGrace = 15 * time.Second
 )
 
@@ -79,6 +93,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.AdminAddr == "" {
 		c.AdminAddr = DefaultAdminAddr
+	}
+	if c.DebugAddr == "" {
+		c.DebugAddr = DefaultDebugAddr
 	}
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = api.Duration(DefaultShutdownGrace)
@@ -96,6 +113,17 @@ func (c Config) Validate() error {
 	var errs []error
 	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
 		errs = append(errs, errors.New("tls: certFile and keyFile must be given together"))
+	}
+	if c.TLS.ClientCAFile != "" && !c.TLS.Enabled() {
+		errs = append(errs, errors.New("tls: clientCAFile needs a server certificate (certFile and keyFile, or selfSigned)"))
+	}
+	if c.DebugAddr != "" && c.DebugAddr != DebugOff {
+		if _, _, err := net.SplitHostPort(c.DebugAddr); err != nil {
+			errs = append(errs, fmt.Errorf("debugAddr must be host:port or off: %w", err))
+		}
+	}
+	if c.DebugPprof && c.DebugAddr == DebugOff {
+		errs = append(errs, errors.New("debugPprof needs a debugAddr, not off"))
 	}
 	if c.ShutdownGrace < 0 {
 		errs = append(errs, fmt.Errorf("shutdownGrace must not be negative, got %s", c.ShutdownGrace.D()))

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/pprof"
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
@@ -15,7 +17,45 @@ import (
 // far past any context window, so a real prompt always fits.
 const maxLookupBytes = 4 << 20
 
-// indexDebug serves the prefix index's admin debug endpoints, which report
+// debugMux serves the debug address: the TTL report, the index endpoints and,
+// with DebugPprof, net/http/pprof. None of it is on the admin address, which
+// Kubernetes probes and Prometheus scrape and which is therefore reachable
+// from the cluster: the index lookup tells whoever asks whether a prompt is
+// cached, and profiles show the heap.
+func (r *Router) debugMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /debug/ttl", r.ttl.Handler())
+	r.mountDebug(mux)
+	if r.cfg.DebugPprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	return mux
+}
+
+// listenDebug opens the debug address, warning when it is not loopback
+// only: an operator may choose that, behind a network policy.
+func (r *Router) listenDebug() (net.Listener, error) {
+	ln, err := net.Listen("tcp", r.cfg.DebugAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listening for debug: %w", err)
+	}
+	if !isLoopback(ln.Addr()) {
+		r.log.Warn("debug endpoints reachable beyond loopback: /debug/index/lookup tells any caller whether a prompt is cached",
+			"debug", ln.Addr().String())
+	}
+	return ln, nil
+}
+
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// indexDebug serves the prefix index's debug endpoints, which report
 // counts only. They expose no prompt text, token ids or block hashes (a lookup
 // takes token ids in but answers with block counts), and they log nothing
 // above debug, so that keys never reach logs. Safe for concurrent use: the
@@ -26,7 +66,7 @@ type indexDebug struct {
 	info  api.IndexInfo
 }
 
-// mountDebug adds the index debug endpoints to the admin mux.
+// mountDebug adds the index debug endpoints to mux.
 func (r *Router) mountDebug(mux *http.ServeMux) {
 	d := indexDebug{index: r.pipe.index, pools: r.pipe.pools,
 		info: api.IndexInfo{BlockSize: r.cfg.Index.BlockSize, Grace: r.cfg.Index.Grace}}

@@ -1,8 +1,11 @@
 // Package router assembles `warmroute serve` from its configuration: the
 // ext_proc gRPC server (package extproc) over the decision pipeline (scorer,
 // tokenizer, index), the speculative TTL controller (index/ttl), KV event
-// ingestion and prediction sharing over NATS (events/...), and the admin HTTP
-// server with metrics, health and debug endpoints.
+// ingestion and prediction sharing over NATS (events/...), the admin HTTP
+// server with metrics and health, and the debug HTTP server (index lookups,
+// the TTL report, optional pprof), which listens apart, on loopback by
+// default, because an index lookup tells its caller whether a prompt is
+// cached.
 //
 // Config is the schema of the configuration file. It owns no setting beyond
 // the listeners: it composes the Config of each package that has one

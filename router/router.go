@@ -38,6 +38,7 @@ type Router struct {
 	grpc   *grpc.Server
 	health *health.Server
 	admin  *http.Server
+	debug  *http.Server // nil with debugAddr off
 	ready  atomic.Bool
 	pipe   *pipeline
 	ttl    *ttl.Controller
@@ -106,6 +107,9 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 	extprocv3.RegisterExternalProcessorServer(r.grpc, proc)
 	healthpb.RegisterHealthServer(r.grpc, r.health)
 	r.admin = &http.Server{Handler: r.adminMux(reg), ReadHeaderTimeout: 5 * time.Second}
+	if cfg.DebugAddr != DebugOff {
+		r.debug = &http.Server{Handler: r.debugMux(), ReadHeaderTimeout: 5 * time.Second}
+	}
 	return r, nil
 }
 
@@ -114,8 +118,6 @@ const extProcService = "envoy.service.ext_proc.v3.ExternalProcessor"
 func (r *Router) adminMux(reg *prometheus.Registry) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	mux.Handle("GET /debug/ttl", r.ttl.Handler())
-	r.mountDebug(mux)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !r.ready.Load() {
@@ -140,14 +142,23 @@ func (r *Router) Run(ctx context.Context) error {
 		grpcLn.Close()
 		return fmt.Errorf("listening for admin: %w", err)
 	}
-	return r.serve(ctx, grpcLn, adminLn)
+	var debugLn net.Listener
+	if r.debug != nil {
+		if debugLn, err = r.listenDebug(); err != nil {
+			grpcLn.Close()
+			adminLn.Close()
+			return err
+		}
+	}
+	return r.serve(ctx, grpcLn, adminLn, debugLn)
 }
 
-// serve runs both servers on the given listeners until ctx ends or one fails.
+// serve runs the servers on the given listeners (debugLn nil when the debug
+// server is off) until ctx ends or one fails.
 // The event subscriber, the TTL controller and the pipeline's sweeps run
 // until the ext_proc streams have drained, so in-flight decisions keep them.
 // The router reports ready once the event stream has been replayed.
-func (r *Router) serve(ctx context.Context, grpcLn, adminLn net.Listener) error {
+func (r *Router) serve(ctx context.Context, grpcLn, adminLn, debugLn net.Listener) error {
 	bg, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
 	defer r.closeEvents()
@@ -155,16 +166,24 @@ func (r *Router) serve(ctx context.Context, grpcLn, adminLn net.Listener) error 
 	if err != nil {
 		grpcLn.Close()
 		adminLn.Close()
+		if debugLn != nil {
+			debugLn.Close()
+		}
 		return err
 	}
 	var wg sync.WaitGroup
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	wg.Go(func() { errc <- r.grpc.Serve(grpcLn) })
 	wg.Go(func() { errc <- r.admin.Serve(adminLn) })
+	debugAt := DebugOff
+	if debugLn != nil {
+		debugAt = debugLn.Addr().String()
+		wg.Go(func() { errc <- r.debug.Serve(debugLn) })
+	}
 	wg.Go(func() { r.pipe.run(bg) })
 	wg.Go(func() { r.ttl.Run(bg) })
 	r.log.Info("warmroute listening", "grpc", grpcLn.Addr().String(), "admin", adminLn.Addr().String(),
-		"tls", r.cfg.TLS.Enabled(), "pools", len(r.cfg.Pools), "nats", r.natsURL(), "ttl_mode", r.cfg.TTL.Mode)
+		"debug", debugAt, "tls", r.cfg.TLS.Enabled(), "mtls", r.cfg.TLS.ClientCAFile != "", "pools", len(r.cfg.Pools), "nats", r.natsURL(), "ttl_mode", r.cfg.TTL.Mode)
 	var runErr error
 	select {
 	case <-ready:
@@ -217,5 +236,8 @@ func (r *Router) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	r.admin.Shutdown(ctx)
+	if r.debug != nil {
+		r.debug.Shutdown(ctx)
+	}
 	r.log.Info("warmroute stopped")
 }

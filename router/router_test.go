@@ -28,6 +28,18 @@ import (
 // and a stop function that waits for it to finish.
 func startRouter(t *testing.T, cfg Config) (grpcAddr, adminAddr string, stop func() error) {
 	t.Helper()
+	a := startRouterAt(t, cfg)
+	return a.grpc, a.admin, a.stop
+}
+
+// routerAddrs are a test router's listeners; debug is "" with debugAddr off.
+type routerAddrs struct {
+	grpc, admin, debug string
+	stop               func() error
+}
+
+func startRouterAt(t *testing.T, cfg Config) routerAddrs {
+	t.Helper()
 	cfg.ShutdownGrace = api.Duration(2 * time.Second)
 	if cfg.Events.Listen == "" {
 		cfg.Events.Listen = "127.0.0.1:0" // never the shared default port
@@ -44,11 +56,19 @@ func startRouter(t *testing.T, cfg Config) (grpcAddr, adminAddr string, stop fun
 	if err != nil {
 		t.Fatal(err)
 	}
+	var dl net.Listener
+	debug := ""
+	if r.debug != nil {
+		if dl, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		debug = dl.Addr().String()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- r.serve(ctx, gl, al) }()
+	go func() { done <- r.serve(ctx, gl, al, dl) }()
 	stopped := false
-	stop = func() error {
+	stop := func() error {
 		if stopped {
 			return nil
 		}
@@ -58,7 +78,7 @@ func startRouter(t *testing.T, cfg Config) (grpcAddr, adminAddr string, stop fun
 	}
 	t.Cleanup(func() { stop() })
 	waitReady(t, "http://"+al.Addr().String()+"/readyz")
-	return gl.Addr().String(), al.Addr().String(), stop
+	return routerAddrs{grpc: gl.Addr().String(), admin: al.Addr().String(), debug: debug, stop: stop}
 }
 
 // waitReady polls url until it answers 200: the router reports ready only

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"os"
 	"time"
 )
 
@@ -29,7 +30,28 @@ func serverTLS(c TLSConfig) (*tls.Config, error) {
 		return nil, fmt.Errorf("loading TLS certificate: %w", err)
 	}
 	// h2 is required by gRPC; Envoy negotiates it through ALPN.
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2"}}, nil
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2"}}
+	if c.ClientCAFile != "" {
+		if cfg.ClientCAs, err = loadCAs(c.ClientCAFile); err != nil {
+			return nil, err
+		}
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}
+
+// loadCAs reads a PEM bundle of CA certificates; one without any is an
+// error, since it would refuse every client.
+func loadCAs(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading client CA file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("reading client CA file %s: no PEM certificate in it", path)
+	}
+	return pool, nil
 }
 
 // selfSignedCert makes a development certificate for localhost, valid for a

@@ -40,7 +40,7 @@ func TestBinaryExitStatus(t *testing.T) {
 		{"--version", []string{"--version"}, 0, "warmroute v9.8.7-test (revision ", ""},
 		{"bad flag", []string{"serve", "--admin", ":9090"}, 2, "", "flag provided but not defined: -admin"},
 		{"unknown subcommand", []string{"route"}, 2, "", `unknown subcommand "route"`},
-		{"runtime failure", []string{"ttl", "advise", "--admin-url", down.URL}, 1, "", "ttl advise: "},
+		{"runtime failure", []string{"ttl", "advise", "--debug-url", down.URL}, 1, "", "ttl advise: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

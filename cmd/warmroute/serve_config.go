@@ -38,14 +38,17 @@ func bindServeFlags(fs *flag.FlagSet, cfg *router.Config, o *serveOnly) {
 
 func bindServerFlags(fs *flag.FlagSet, c *router.Config) {
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", c.GRPCAddr, "ext_proc gRPC listen address")
-	fs.StringVar(&c.AdminAddr, "admin-addr", c.AdminAddr, "admin HTTP listen address (/metrics, /healthz, /readyz, /debug)")
+	fs.StringVar(&c.AdminAddr, "admin-addr", c.AdminAddr, "admin HTTP listen address (/metrics, /healthz, /readyz)")
+	fs.StringVar(&c.DebugAddr, "debug-addr", c.DebugAddr, "debug HTTP listen address (/debug/index/*, /debug/ttl, /debug/pprof), or off")
+	fs.BoolVar(&c.DebugPprof, "debug-pprof", c.DebugPprof, "serve net/http/pprof under /debug/pprof on the debug address")
 	fs.StringVar(&c.TLS.CertFile, "tls-cert", c.TLS.CertFile, "PEM certificate for the gRPC listener")
 	fs.StringVar(&c.TLS.KeyFile, "tls-key", c.TLS.KeyFile, "PEM private key for the gRPC listener")
 	fs.BoolVar(&c.TLS.SelfSigned, "tls-self-signed", c.TLS.SelfSigned, "serve gRPC with a generated self-signed certificate (development)")
+	fs.StringVar(&c.TLS.ClientCAFile, "tls-client-ca", c.TLS.ClientCAFile, "PEM CA bundle: require and verify a client certificate signed by it (mutual TLS)")
 	fs.TextVar(&c.ShutdownGrace, "shutdown-grace", c.ShutdownGrace, "how long a graceful shutdown waits for open streams")
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest accepted request body; larger gets 413")
 	fs.Int64Var(&c.MaxBufferedBytes, "max-buffered-bytes", c.MaxBufferedBytes, "request body bytes all streams may hold at once; beyond it new bodies get 503")
-	fs.BoolVar(&c.DisableDecisionHeader, "disable-decision-header", c.DisableDecisionHeader, "do not add x-warmroute-decision")
+	fs.TextVar(&c.DecisionHeader, "decision-header", c.DecisionHeader, "where x-warmroute-decision goes: upstream (the engine only), client (also client responses; debugging) or off")
 }
 
 func bindRoutingFlags(fs *flag.FlagSet, c *router.Config, o *serveOnly) {

@@ -19,7 +19,7 @@ import (
 
 // maxSettings bounds the configuration file's leaf settings: every knob is
 // one more thing an operator must understand.
-const maxSettings = 47
+const maxSettings = 50
 
 // notSettings are serve flags that configure the process, not the router.
 var notSettings = []string{"config", "log-level", "log-format"}
@@ -178,6 +178,8 @@ func changedValue(t *testing.T, fl *flag.Flag) string {
 		return "drift"
 	case "ttl-mode":
 		return "adaptive"
+	case "decision-header":
+		return "client"
 	}
 	g, ok := fl.Value.(flag.Getter)
 	if !ok {

@@ -27,7 +27,7 @@ var ttlCommands = map[string]func(ctx context.Context, args []string, stdout, st
 
 const ttlUsage = "usage: warmroute ttl validate|advise [flags]\n\n" +
 	"  validate  send paired requests at gaps around the TTL and report what each second request rested on\n" +
-	"  advise    print the router's TTL advice table from its admin endpoint\n\n" +
+	"  advise    print the router's TTL advice table from its debug endpoint\n\n" +
 	"Run 'warmroute ttl <command> -h' for its flags."
 
 // runTTL dispatches to a ttl command. --log-format and --log-level may come
@@ -84,7 +84,7 @@ func runTTLValidate(ctx context.Context, args []string, stdout, stderr io.Writer
 		return fmt.Errorf("ttl validate: %w", err)
 	}
 	log := logf.Logger(stderr)
-	log.Info("sweeping gaps", "target", o.Target, "admin", o.Admin, "model", o.Model)
+	log.Info("sweeping gaps", "target", o.Target, "debug", o.Debug, "model", o.Model)
 	res, runErr := s.Run(ctx)
 	if res != nil && (runErr == nil || len(res.Pairs) > 0) {
 		if err := writeResult(stdout, res, *asJSON); err != nil {
@@ -113,17 +113,17 @@ func writeResult(w io.Writer, res *gapsweep.Result, asJSON bool) error {
 func runTTLAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ttl advise", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	admin := fs.String("admin-url", "", "router admin base URL, e.g. http://router:9090 (required)")
+	debugURL := fs.String("debug-url", "", "router debug base URL (its debugAddr), e.g. http://127.0.0.1:9095 (required)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	logf := cli.AddLogFlags(fs)
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
-	if *admin == "" {
-		return cli.Usagef("ttl advise: want --admin-url")
+	if *debugURL == "" {
+		return cli.Usagef("ttl advise: want --debug-url")
 	}
-	a := gapsweep.Admin{Base: *admin}
-	logf.Logger(stderr).Debug("reading the router's TTL report", "admin", *admin)
+	a := gapsweep.DebugClient{Base: *debugURL}
+	logf.Logger(stderr).Debug("reading the router's TTL report", "debug", *debugURL)
 	if !*asJSON {
 		b, err := a.Text(ctx)
 		if err != nil {

@@ -27,9 +27,9 @@ func TestTTLCommand(t *testing.T) {
 	}{
 		{"no command", nil, "", "missing command"},
 		{"unknown command", []string{"tune"}, "", `unknown command "tune"`},
-		{"advise without admin", []string{"advise"}, "", "want --admin-url"},
-		{"advise", []string{"advise", "--admin-url", admin.URL}, "mode static  percentile p99\n", ""},
-		{"advise, admin down", []string{"advise", "--admin-url", "http://127.0.0.1:1"}, "", "reading router admin endpoint"},
+		{"advise without admin", []string{"advise"}, "", "want --debug-url"},
+		{"advise", []string{"advise", "--debug-url", admin.URL}, "mode static  percentile p99\n", ""},
+		{"advise, admin down", []string{"advise", "--debug-url", "http://127.0.0.1:1"}, "", "reading router debug endpoint"},
 		{"validate without target", []string{"validate", "--model", "m", "--block-size", "16", "--gaps", "10ms"}, "", "target"},
 		{"validate mixing models", []string{"validate", "--model", "a", "--model", "b"}, "", "cache identity must stay fixed"},
 	}
@@ -58,9 +58,9 @@ func TestTTLLogFlagsBeforeTheCommand(t *testing.T) {
 		args []string
 		want string // in stderr
 	}{
-		{"before", []string{"--log-format", "json", "--log-level", "debug", "advise", "--admin-url", admin.URL}, `"level":"DEBUG"`},
-		{"after", []string{"advise", "--log-format=json", "--log-level=debug", "--admin-url", admin.URL}, `"level":"DEBUG"`},
-		{"command's own wins", []string{"--log-format", "json", "advise", "--log-format", "text", "--log-level", "debug", "--admin-url", admin.URL}, "level=DEBUG"},
+		{"before", []string{"--log-format", "json", "--log-level", "debug", "advise", "--debug-url", admin.URL}, `"level":"DEBUG"`},
+		{"after", []string{"advise", "--log-format=json", "--log-level=debug", "--debug-url", admin.URL}, `"level":"DEBUG"`},
+		{"command's own wins", []string{"--log-format", "json", "advise", "--log-format", "text", "--log-level", "debug", "--debug-url", admin.URL}, "level=DEBUG"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -161,14 +161,14 @@ func checkFailures(t *tally) error {
 // readRouter waits until every prediction of the run has expired, then
 // reads the TTL report and the router's counters into res.
 func (r *runner) readRouter(ctx context.Context, st *stack, plan routerPlan, res *result) error {
-	rep, err := readTTLReport(ctx, r.client, st.router.AdminAddr)
+	rep, err := readTTLReport(ctx, r.client, st.router.DebugAddr)
 	if err != nil {
 		return err
 	}
 	if !sleep(ctx, longestTTL(rep, plan)+indexGrace+sweepSlack) {
 		return ctx.Err()
 	}
-	if rep, err = readTTLReport(ctx, r.client, st.router.AdminAddr); err != nil {
+	if rep, err = readTTLReport(ctx, r.client, st.router.DebugAddr); err != nil {
 		return err
 	}
 	m, err := harness.Scrape(ctx, st.router.MetricsURL())
@@ -192,9 +192,9 @@ func longestTTL(rep ttl.Report, plan routerPlan) time.Duration {
 	return d
 }
 
-func readTTLReport(ctx context.Context, c *http.Client, admin string) (ttl.Report, error) {
+func readTTLReport(ctx context.Context, c *http.Client, debug string) (ttl.Report, error) {
 	var rep ttl.Report
-	if err := callJSON(ctx, c, http.MethodGet, "http://"+admin+"/debug/ttl?format=json", nil, &rep); err != nil {
+	if err := callJSON(ctx, c, http.MethodGet, "http://"+debug+"/debug/ttl?format=json", nil, &rep); err != nil {
 		return rep, fmt.Errorf("reading ttl report: %w", err)
 	}
 	return rep, nil

@@ -25,6 +25,7 @@ request again to see it routed to the warm one.
   Envoy admin:      http://{{.Envoy.AdminAddr}}/   (stats: /stats?filter=ext_proc)
   router metrics:   {{.Router.MetricsURL}}
   router readiness: http://{{.Router.AdminAddr}}/readyz
+  router TTL report: http://{{.Router.DebugAddr}}/debug/ttl   (debug address, loopback)
 {{- range .Sims}}
   {{.ID}} metrics:    http://{{.Addr}}/metrics
 {{- end}}

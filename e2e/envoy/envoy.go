@@ -62,6 +62,18 @@ type Params struct {
 	// SubsetHintHeader turns the test-only request header x-e2e-subset-hint
 	// into envoy.lb.subset_hint metadata (ext_proc templates only).
 	SubsetHintHeader bool
+	// RouterTLS, when set, makes Envoy speak TLS to warmroute (ext_proc
+	// templates only).
+	RouterTLS *UpstreamTLS
+}
+
+// UpstreamTLS is Envoy's TLS to warmroute: the CA that verifies the
+// router's certificate (for the name localhost) and, for mutual TLS, the
+// client certificate Envoy presents. Paths are PEM files.
+type UpstreamTLS struct {
+	CAFile string
+	// CertFile and KeyFile are Envoy's client certificate; both or neither.
+	CertFile, KeyFile string
 }
 
 // Render returns the configuration t filled with p.
@@ -112,6 +124,9 @@ func (p Params) check(t Template) error {
 	}
 	if p.BufferLimitBytes < 0 {
 		return fmt.Errorf("%w: BufferLimitBytes must not be negative", ErrInvalidParams)
+	}
+	if r := p.RouterTLS; r != nil && (r.CAFile == "" || (r.CertFile == "") != (r.KeyFile == "")) {
+		return fmt.Errorf("%w: RouterTLS needs CAFile, and CertFile with KeyFile", ErrInvalidParams)
 	}
 	return nil
 }

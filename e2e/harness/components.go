@@ -53,7 +53,8 @@ func StartSim(ctx context.Context, bin, logDir string, port int, o SimOptions) (
 // not run concurrently with other uses of the Router.
 type Router struct {
 	GRPCAddr  string
-	AdminAddr string
+	AdminAddr string // /metrics, /healthz, /readyz
+	DebugAddr string // /debug/index/*, /debug/ttl; "" with debugAddr off
 	// NATSAddr is the router's embedded NATS server ("" when it has none),
 	// which relays publish to.
 	NATSAddr   string
@@ -66,7 +67,8 @@ type Router struct {
 
 // StartRouter writes cfg (GRPCAddr and AdminAddr must be set) to
 // logDir/router.yaml, starts `warmroute serve --config` with it plus
-// extraArgs, and waits until /readyz answers.
+// extraArgs, and waits until /readyz answers. An empty DebugAddr gets a free
+// loopback port, since the default one would collide between routers.
 func StartRouter(ctx context.Context, bin, logDir string, cfg router.Config, extraArgs ...string) (*Router, error) {
 	if !cfg.Events.Disabled && cfg.Events.URL == "" && cfg.Events.Listen == "" {
 		// Each router's embedded NATS gets its own port, so tests can run
@@ -77,6 +79,13 @@ func StartRouter(ctx context.Context, bin, logDir string, cfg router.Config, ext
 		}
 		cfg.Events.Listen = Addr(ports[0])
 	}
+	if cfg.DebugAddr == "" {
+		ports, err := FreePorts(1)
+		if err != nil {
+			return nil, err
+		}
+		cfg.DebugAddr = Addr(ports[0])
+	}
 	b, err := yaml.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("encoding router config: %w", err)
@@ -85,7 +94,11 @@ func StartRouter(ctx context.Context, bin, logDir string, cfg router.Config, ext
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return nil, fmt.Errorf("writing router config: %w", err)
 	}
-	r := &Router{GRPCAddr: cfg.GRPCAddr, AdminAddr: cfg.AdminAddr, ConfigPath: path, NATSAddr: cfg.Events.Listen,
+	debugAddr := cfg.DebugAddr
+	if debugAddr == router.DebugOff {
+		debugAddr = ""
+	}
+	r := &Router{GRPCAddr: cfg.GRPCAddr, AdminAddr: cfg.AdminAddr, DebugAddr: debugAddr, ConfigPath: path, NATSAddr: cfg.Events.Listen,
 		bin: bin, logDir: logDir, extraArgs: extraArgs}
 	if err := r.Restart(ctx); err != nil {
 		return nil, err

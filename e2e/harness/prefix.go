@@ -10,8 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warmroute/warmroute/e2e/envoy"
+	"github.com/warmroute/warmroute/extproc"
 	"github.com/warmroute/warmroute/router"
+
+	"github.com/warmroute/warmroute/e2e/envoy"
 	"github.com/warmroute/warmroute/scorer"
 )
 
@@ -152,6 +154,9 @@ func (ps *PrefixStack) routerConfig(ports []int) router.Config {
 		pool.Endpoints = append(pool.Endpoints, s.Addr)
 	}
 	cfg := router.Config{GRPCAddr: Addr(ports[0]), AdminAddr: Addr(ports[1]), Pools: []scorer.PoolConfig{pool}}
+	// Prefix tests read each decision from its response: opt in to the
+	// debugging copy that production keeps off.
+	cfg.DecisionHeader = extproc.DecisionHeaderClient
 	cfg.Index.BlockSize = o.BlockSize
 	if ps.NATS != nil {
 		cfg.Events.URL = ps.NATS.URL()

@@ -16,8 +16,8 @@ import (
 // its index holds for endpoint.
 func (r *Router) IndexEntries(ctx context.Context, endpoint string) (api.EndpointIndexEntries, error) {
 	var out api.EndpointIndexEntries
-	u := "http://" + r.AdminAddr + api.IndexEntriesPath + "?endpoint=" + url.QueryEscape(endpoint)
-	err := adminJSON(ctx, http.MethodGet, u, nil, &out)
+	u := "http://" + r.DebugAddr + api.IndexEntriesPath + "?endpoint=" + url.QueryEscape(endpoint)
+	err := debugJSON(ctx, http.MethodGet, u, nil, &out)
 	return out, err
 }
 
@@ -29,11 +29,11 @@ func (r *Router) IndexLookup(ctx context.Context, in api.IndexLookupRequest) (ap
 	if err != nil {
 		return out, err
 	}
-	err = adminJSON(ctx, http.MethodPost, "http://"+r.AdminAddr+api.IndexLookupPath, body, &out)
+	err = debugJSON(ctx, http.MethodPost, "http://"+r.DebugAddr+api.IndexLookupPath, body, &out)
 	return out, err
 }
 
-func adminJSON(ctx context.Context, method, u string, body []byte, out any) error {
+func debugJSON(ctx context.Context, method, u string, body []byte, out any) error {
 	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 	if err != nil {
 		return err

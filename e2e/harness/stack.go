@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/warmroute/warmroute/e2e/envoy"
+	"github.com/warmroute/warmroute/extproc"
 	"github.com/warmroute/warmroute/router"
 	"github.com/warmroute/warmroute/scorer"
 )
@@ -40,6 +41,13 @@ type Options struct {
 	MaxModelLen int
 	// RouterArgs are appended to `warmroute serve`'s flags.
 	RouterArgs []string
+	// DecisionHeader is the router's decisionHeader; empty keeps its
+	// default (upstream: clients never see the decision).
+	DecisionHeader extproc.DecisionHeaderMode
+	// RouterTLS is the router's ext_proc TLS (tls.*) and EnvoyTLS Envoy's
+	// side of it; both zero means plaintext.
+	RouterTLS router.TLSConfig
+	EnvoyTLS  *envoy.UpstreamTLS
 
 	// Template is the Envoy configuration: envoy.FullDuplex (default) or
 	// envoy.Buffered.
@@ -125,8 +133,9 @@ func (s *Stack) start(ctx context.Context, ports []int) error {
 		pool.Endpoints = append(pool.Endpoints, sim.Addr)
 	}
 	cfg := router.Config{
-		GRPCAddr: Addr(ports[2]), AdminAddr: Addr(ports[3]), MaxBodyBytes: o.MaxBodyBytes,
-		Pools: append([]scorer.PoolConfig{pool}, o.ExtraPools...), DefaultPool: o.DefaultPool,
+		Server:  router.Server{GRPCAddr: Addr(ports[2]), AdminAddr: Addr(ports[3]), TLS: o.RouterTLS},
+		Proxy:   router.Proxy{MaxBodyBytes: o.MaxBodyBytes, DecisionHeader: o.DecisionHeader},
+		Routing: router.Routing{Pools: append([]scorer.PoolConfig{pool}, o.ExtraPools...), DefaultPool: o.DefaultPool},
 	}
 	r, err := StartRouter(ctx, o.Binary, o.Dir, cfg, o.RouterArgs...)
 	if err != nil {
@@ -134,7 +143,7 @@ func (s *Stack) start(ctx context.Context, ports []int) error {
 	}
 	s.Router = r
 	params := envoy.Params{ListenPort: ports[0], AdminPort: ports[1], RouterPort: ports[2],
-		AccessLog: o.AccessLog, SubsetHintHeader: o.SubsetHintHeader}
+		AccessLog: o.AccessLog, SubsetHintHeader: o.SubsetHintHeader, RouterTLS: o.EnvoyTLS}
 	e, err := StartEnvoy(ctx, o.Envoy, o.Dir, "envoy", o.Template, params, o.EnvoyConcurrency)
 	if err != nil {
 		return err

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warmroute/warmroute/e2e/envoy"
+	"github.com/warmroute/warmroute/extproc"
 	"github.com/warmroute/warmroute/router"
+
+	"github.com/warmroute/warmroute/e2e/envoy"
 	"github.com/warmroute/warmroute/scorer"
 )
 
@@ -114,6 +116,7 @@ func (rs *ReplicaStack) startRouters(ctx context.Context) error {
 			return err
 		}
 		cfg := router.Config{GRPCAddr: Addr(ports[0]), AdminAddr: Addr(ports[1]), Pools: []scorer.PoolConfig{pool}}
+		cfg.DecisionHeader = extproc.DecisionHeaderClient // tests read decisions from responses
 		cfg.Index.BlockSize = DefaultBlockSize
 		cfg.Events.URL = rs.NATS.URL()
 		cfg.Events.JetStream.Enabled = o.JetStream

@@ -108,6 +108,12 @@ static_resources:
         "@type": type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext
         common_tls_context:
           alpn_protocols: ["h2"]
+          {{- if .Values.router.mtls.existingSecret }}
+          # Mutual TLS: the router requires this certificate (router.mtls).
+          tls_certificates:
+          - certificate_chain: { filename: {{ include "warmroute.mtlsEnvoyDir" . }}/tls.crt }
+            private_key: { filename: {{ include "warmroute.mtlsEnvoyDir" . }}/tls.key }
+          {{- end }}
     {{- end }}
     per_connection_buffer_limit_bytes: {{ int64 $e.bufferLimitBytes }}
     load_assignment:
@@ -154,6 +160,9 @@ static_resources:
   volumeMounts:
     - { name: envoy-config, mountPath: /etc/envoy, readOnly: true }
     - { name: envoy-tmp, mountPath: /tmp }
+    {{- if .Values.router.mtls.existingSecret }}
+    - { name: envoy-mtls, mountPath: {{ include "warmroute.mtlsEnvoyDir" . }}, readOnly: true }
+    {{- end }}
 {{- end -}}
 
 {{- define "warmroute.envoyVolumes" -}}
@@ -162,4 +171,12 @@ static_resources:
     name: {{ include "warmroute.fullname" . }}-envoy
 - name: envoy-tmp
   emptyDir: {}
+{{- with .Values.router.mtls.existingSecret }}
+- name: envoy-mtls
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
+    # Envoy's pair only: the CA stays with the router.
+    items: [{ key: tls.crt, path: tls.crt }, { key: tls.key, path: tls.key }]
+{{- end }}
 {{- end -}}

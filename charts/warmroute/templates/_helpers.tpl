@@ -78,9 +78,12 @@ else is router.config verbatim, plus the NATS connection when NATS is on.
 {{- $cfg := deepCopy .Values.router.config -}}
 {{- $_ := set $cfg "grpcAddr" (printf ":%d" (int .Values.router.ports.grpc)) -}}
 {{- $_ := set $cfg "adminAddr" (printf ":%d" (int .Values.router.ports.admin)) -}}
-{{- if .Values.inferencePool.enabled -}}
+{{- if or .Values.inferencePool.enabled .Values.router.mtls.existingSecret -}}
 {{- $tls := default dict $cfg.tls -}}
 {{- if not $tls.certFile -}}{{- $_ := set $tls "selfSigned" true -}}{{- end -}}
+{{- if .Values.router.mtls.existingSecret -}}
+{{- $_ := set $tls "clientCAFile" (include "warmroute.mtlsCAPath" .) -}}
+{{- end -}}
 {{- $_ := set $cfg "tls" $tls -}}
 {{- end -}}
 {{- $events := deepCopy (default dict $cfg.events) -}}
@@ -103,6 +106,10 @@ else is router.config verbatim, plus the NATS connection when NATS is on.
 {{- $_ := set $cfg "events" $events -}}
 {{- toYaml $cfg -}}
 {{- end -}}
+
+{{/* Where the mutual TLS Secret is mounted: the router's CA, Envoy's pair. */}}
+{{- define "warmroute.mtlsCAPath" -}}/etc/warmroute/mtls/ca.crt{{- end -}}
+{{- define "warmroute.mtlsEnvoyDir" -}}/etc/envoy/mtls{{- end -}}
 
 {{/* True when the router serves gRPC with TLS (kubelet gRPC probes cannot). */}}
 {{- define "warmroute.routerTLS" -}}

@@ -40,6 +40,9 @@
     {{- if include "warmroute.natsSecret" . }}
     - { name: nats-creds, mountPath: /etc/warmroute/nats, readOnly: true }
     {{- end }}
+    {{- if .Values.router.mtls.existingSecret }}
+    - { name: mtls-ca, mountPath: /etc/warmroute/mtls, readOnly: true }
+    {{- end }}
     {{- if ne .Values.tokenizers.source "none" }}
     - { name: tokenizers, mountPath: {{ .Values.tokenizers.mountPath }}, readOnly: true }
     {{- end }}
@@ -65,6 +68,14 @@
   secret:
     secretName: {{ include "warmroute.natsSecret" . }}
     defaultMode: 0440
+{{- end }}
+{{- with .Values.router.mtls.existingSecret }}
+- name: mtls-ca
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
+    # The CA only: the router never holds Envoy's key.
+    items: [{ key: ca.crt, path: ca.crt }]
 {{- end }}
 {{- if eq .Values.tokenizers.source "configMap" }}
 - name: tokenizers

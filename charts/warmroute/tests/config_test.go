@@ -1,8 +1,10 @@
 package tests
 
 import (
+	"slices"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/warmroute/warmroute/events/bus"
@@ -77,5 +79,71 @@ func TestServeConfigEvents(t *testing.T) {
 				t.Errorf("events = %+v, want %+v", cfg.Events, c.want)
 			}
 		})
+	}
+}
+
+// router.mtls wires mutual TLS: the router requires client certificates of
+// the Secret's CA (serving TLS, self-signed unless a certificate is given)
+// and mounts only ca.crt; Envoy presents the Secret's tls.crt and tls.key.
+func TestServeConfigMutualTLS(t *testing.T) {
+	cases := []struct {
+		name string
+		vals map[string]any
+		want router.TLSConfig
+	}{
+		{"off by default", m{}, router.TLSConfig{}},
+		{"self-signed server", m{"router": m{"mtls": m{"existingSecret": "s"}}},
+			router.TLSConfig{SelfSigned: true, ClientCAFile: "/etc/warmroute/mtls/ca.crt"}},
+		{"given server certificate", m{"router": m{"mtls": m{"existingSecret": "s"},
+			"config": m{"tls": m{"certFile": "/c.pem", "keyFile": "/k.pem"}}}},
+			router.TLSConfig{CertFile: "/c.pem", KeyFile: "/k.pem", ClientCAFile: "/etc/warmroute/mtls/ca.crt"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := router.Parse([]byte(renderedServeConfig(t, render(t, c.vals))), "serve.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.TLS != c.want {
+				t.Errorf("tls = %+v, want %+v", cfg.TLS, c.want)
+			}
+		})
+	}
+}
+
+// Each side mounts only its part of the mutual TLS Secret: the router the
+// CA, Envoy its certificate and key.
+func TestMutualTLSMounts(t *testing.T) {
+	docs := render(t, m{"router": m{"mtls": m{"existingSecret": "envoy-mtls"}}})
+	dep := decodeInto[appsv1.Deployment](t, find(t, docs, "Deployment", releaseName+"-warmroute-router"))
+	spec := dep.Spec.Template.Spec
+	want := map[string][]string{"mtls-ca": {"ca.crt"}, "envoy-mtls": {"tls.crt", "tls.key"}}
+	for name, keys := range want {
+		var got []string
+		for _, v := range spec.Volumes {
+			if v.Name == name && v.Secret != nil && v.Secret.SecretName == "envoy-mtls" {
+				for _, it := range v.Secret.Items {
+					got = append(got, it.Key)
+				}
+			}
+		}
+		if !slices.Equal(got, keys) {
+			t.Errorf("volume %s holds %v of the Secret, want %v", name, got, keys)
+		}
+	}
+	mounts := map[string]string{"router": "mtls-ca", "envoy": "envoy-mtls"}
+	for _, c := range spec.Containers {
+		found := false
+		for _, vm := range c.VolumeMounts {
+			if vm.Name == "mtls-ca" || vm.Name == "envoy-mtls" {
+				if vm.Name != mounts[c.Name] {
+					t.Errorf("container %s mounts %s", c.Name, vm.Name)
+				}
+				found = true
+			}
+		}
+		if _, ok := mounts[c.Name]; ok && !found {
+			t.Errorf("container %s does not mount %s", c.Name, mounts[c.Name])
+		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/warmroute/warmroute/internal/testpki"
 )
 
 // envoyBinary finds a real Envoy: $WARMROUTE_ENVOY, then the repository's
@@ -53,12 +55,24 @@ func TestEnvoyConfigValidates(t *testing.T) {
 		}
 		t.Run(vs.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "envoy.yaml")
-			if err := os.WriteFile(path, []byte(renderedEnvoyConfig(t, docs)), 0o600); err != nil {
+			if err := os.WriteFile(path, []byte(withTestMTLSFiles(t, renderedEnvoyConfig(t, docs))), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			validateEnvoy(t, envoy, path, true)
 		})
 	}
+}
+
+// withTestMTLSFiles points a bootstrap's mutual TLS certificate and key,
+// which Envoy loads even to validate, at a throwaway pair made for the test.
+func withTestMTLSFiles(t *testing.T, cfg string) string {
+	t.Helper()
+	const dir = "/etc/envoy/mtls/"
+	if !strings.Contains(cfg, dir) {
+		return cfg
+	}
+	pair := testpki.New(t, "chart").Client("envoy")
+	return strings.NewReplacer(dir+"tls.crt", pair.CertFile, dir+"tls.key", pair.KeyFile).Replace(cfg)
 }
 
 // A bootstrap Envoy refuses (FULL_DUPLEX_STREAMED without trailers) must fail
@@ -107,6 +121,9 @@ func TestEnvoyConfigFollowsValues(t *testing.T) {
 		{"fail open deployment", m{"envoy": m{"mode": "deployment", "failOpen": true, "requestBodyMode": "BUFFERED"}},
 			[]string{"failure_mode_allow: true", "request_body_mode: BUFFERED", "request_trailer_mode: SKIP",
 				"type: STRICT_DNS", "address: wr-warmroute-headless.llm.svc"}},
+		{"mutual TLS to the router", m{"router": m{"mtls": m{"existingSecret": "envoy-mtls"}}},
+			[]string{"UpstreamTlsContext", "certificate_chain: { filename: /etc/envoy/mtls/tls.crt }",
+				"private_key: { filename: /etc/envoy/mtls/tls.key }"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -66,6 +66,13 @@ var valueSets = []valueSet{
 		"router": m{"config": m{"tls": m{"selfSigned": true}, "defaultPool": "m",
 			"pools": []any{m{"name": "m", "endpoints": []any{"10.0.0.5:8000"}}}}},
 	}},
+	{"router-mtls-sidecar", m{
+		"router": m{"mtls": m{"existingSecret": "envoy-mtls"}},
+	}},
+	{"router-mtls-envoy-deployment", m{
+		"envoy":  m{"mode": "deployment"},
+		"router": m{"mtls": m{"existingSecret": "envoy-mtls"}, "config": m{"tls": m{"certFile": "/c.pem", "keyFile": "/k.pem"}}},
+	}},
 	{"inference-pool", m{
 		"envoy":         m{"mode": "none"},
 		"inferencePool": m{"enabled": true},

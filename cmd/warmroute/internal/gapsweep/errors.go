@@ -16,14 +16,17 @@ var (
 	ErrNoGaps = errors.New("no gaps to test")
 	// ErrBudget: the planned sweep needs more requests than allowed.
 	ErrBudget = errors.New("request budget exceeded")
-	// ErrAdmin: the router's admin endpoint could not be read.
-	ErrAdmin = errors.New("reading router admin endpoint")
+	// ErrDebug: the router's debug endpoint could not be read.
+	ErrDebug = errors.New("reading router debug endpoint")
 	// ErrDecisionHeader: the x-warmroute-decision header is malformed.
 	ErrDecisionHeader = errors.New("malformed decision header")
+	// ErrNoDecision: a successful response carried no decision header, as
+	// from a router whose decisionHeader is not client.
+	ErrNoDecision = errors.New("responses carry no x-warmroute-decision: validate against a router with decisionHeader: client")
 	// ErrStream: a streamed response could not be read.
 	ErrStream = errors.New("reading completion stream")
 )
 
-// errNotServed: the admin endpoint answered 404 for a path, as a router
+// errNotServed: the debug endpoint answered 404 for a path, as a router
 // older than the path does.
 var errNotServed = errors.New("path not served")

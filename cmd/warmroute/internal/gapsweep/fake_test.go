@@ -15,7 +15,7 @@ import (
 	"github.com/warmroute/warmroute/index/ttl"
 )
 
-// fakeRouter plays Envoy+router+engine and the router's admin endpoint in
+// fakeRouter plays Envoy+router+engine and the router's debug endpoint in
 // one httptest server: a prompt whose prefix (up to "\nQuestion") was seen
 // before is routed on a prediction to the same endpoint, and hits unless the
 // request that left the prediction failed its prefill.
@@ -26,6 +26,7 @@ type fakeRouter struct {
 	blockSizeAfter int64
 	indexCalls     atomic.Int64
 	noIndex        bool // serve /debug/index as 404, like an older router
+	noDecision     bool // no decision header, as behind a router with decisionHeader upstream
 	mu             sync.Mutex
 	seen           map[string]bool // prefix -> its first request failed
 	requests       atomic.Int64
@@ -87,7 +88,9 @@ func (f *fakeRouter) complete(w http.ResponseWriter, r *http.Request) {
 			cached = 80
 		}
 	}
-	w.Header().Set(api.DecisionHeader, decision)
+	if !f.noDecision {
+		w.Header().Set(api.DecisionHeader, decision)
+	}
 	if failPrefill {
 		http.Error(w, `{"error":{"message":"injected prefill failure"}}`, http.StatusInternalServerError)
 		return

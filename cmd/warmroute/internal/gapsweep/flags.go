@@ -11,14 +11,14 @@ import (
 // different value is refused, so one sweep never mixes cache identities.
 func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Target, "target-url", "", "Envoy base URL the requests go to, e.g. http://envoy:8080 (required)")
-	fs.StringVar(&o.Admin, "admin-url", "", "router admin base URL, for the TTL report and block size")
+	fs.StringVar(&o.Debug, "debug-url", "", "router debug base URL (its debugAddr), for the TTL report and block size")
 	fs.Var(&identityFlag{name: "model", v: &o.Model}, "model", "model name (required; one per sweep)")
 	fs.Var(&identityFlag{name: "lora", v: &o.LoRA}, "lora", "LoRA adapter sent as the model (one per sweep)")
 	fs.Var(&identityFlag{name: "cache-salt", v: &o.CacheSalt}, "cache-salt", "cache_salt sent with every request (one per sweep)")
-	fs.IntVar(&o.BlockSize, "block-size", 0, "KV block size in tokens (default: the router's, from --admin-url)")
+	fs.IntVar(&o.BlockSize, "block-size", 0, "KV block size in tokens (default: the router's, from --debug-url)")
 	fs.IntVar(&o.PrefixWords, "prefix-words", DefaultPrefixWords, "shared prefix length in words (about one token each)")
 	fs.IntVar(&o.SuffixWords, "suffix-words", DefaultSuffixWords, "differing suffix length in words")
-	fs.Var((*gapsFlag)(&o.Gaps), "gaps", "comma-separated gaps, e.g. 50ms,400ms,1.8s,2.5s (default: from --admin-url's TTL report)")
+	fs.Var((*gapsFlag)(&o.Gaps), "gaps", "comma-separated gaps, e.g. 50ms,400ms,1.8s,2.5s (default: from --debug-url's TTL report)")
 	fs.IntVar(&o.PairsPerGap, "pairs", DefaultPairsPerGap, "pairs per gap")
 	fs.IntVar(&o.MaxRequests, "max-requests", DefaultMaxRequests, "refuse a sweep that would send more requests")
 	fs.DurationVar(&o.Deadline, "deadline", DefaultDeadline, "stop the sweep after this long and report what was measured")

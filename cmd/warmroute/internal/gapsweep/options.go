@@ -50,11 +50,11 @@ func (f *Fault) String() string { return string(*f) }
 
 // Options configures a sweep. Target and Model are required; every zero
 // field gets its default (Fault "" means FaultNone). Gaps empty means "from
-// the admin endpoint's TTL report"; BlockSize 0 means "from the admin
+// the debug endpoint's TTL report"; BlockSize 0 means "from the debug
 // endpoint".
 type Options struct {
 	Target         string // Envoy's base URL
-	Admin          string // router admin base URL; "" when not reachable
+	Debug          string // router debug base URL; "" when not reachable
 	Model          string
 	LoRA           string // adapter name sent as the model, when set
 	CacheSalt      string
@@ -110,9 +110,9 @@ func (o Options) Validate() error {
 	if err := checkURL(o.Target); err != nil {
 		bad("target %q: %v", o.Target, err)
 	}
-	if o.Admin != "" {
-		if err := checkURL(o.Admin); err != nil {
-			bad("admin %q: %v", o.Admin, err)
+	if o.Debug != "" {
+		if err := checkURL(o.Debug); err != nil {
+			bad("debug url %q: %v", o.Debug, err)
 		}
 	}
 	if o.Model == "" {
@@ -124,11 +124,11 @@ func (o Options) Validate() error {
 	if o.Deadline < 0 || o.RequestTimeout < 0 {
 		bad("deadline and request timeout must not be negative")
 	}
-	if o.Admin == "" && o.BlockSize == 0 {
-		bad("block size unknown: give --block-size or --admin-url")
+	if o.Debug == "" && o.BlockSize == 0 {
+		bad("block size unknown: give --block-size or --debug-url")
 	}
-	if o.Admin == "" && len(o.Gaps) == 0 {
-		bad("no gaps: give --gaps or --admin-url")
+	if o.Debug == "" && len(o.Gaps) == 0 {
+		bad("no gaps: give --gaps or --debug-url")
 	}
 	for _, g := range o.Gaps {
 		if g.D < 0 {

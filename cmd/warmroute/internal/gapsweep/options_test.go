@@ -39,19 +39,19 @@ func TestFlagsRefuseMixedIdentity(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	ok := Options{Target: "http://envoy:8080", Admin: "http://router:9090", Model: "m"}
+	ok := Options{Target: "http://envoy:8080", Debug: "http://127.0.0.1:9095", Model: "m"}
 	tests := []struct {
 		name   string
 		change func(*Options)
 		valid  bool
 	}{
 		{"complete", func(*Options) {}, true},
-		{"flags instead of admin", func(o *Options) { o.Admin, o.BlockSize, o.Gaps = "", 16, []Gap{{LabelGiven, 0}} }, true},
+		{"flags instead of admin", func(o *Options) { o.Debug, o.BlockSize, o.Gaps = "", 16, []Gap{{LabelGiven, 0}} }, true},
 		{"no target", func(o *Options) { o.Target = "" }, false},
 		{"target without scheme", func(o *Options) { o.Target = "envoy:8080" }, false},
 		{"no model", func(o *Options) { o.Model = "" }, false},
-		{"no admin, no block size", func(o *Options) { o.Admin, o.Gaps = "", []Gap{{LabelGiven, 0}} }, false},
-		{"no admin, no gaps", func(o *Options) { o.Admin, o.BlockSize = "", 16 }, false},
+		{"no admin, no block size", func(o *Options) { o.Debug, o.Gaps = "", []Gap{{LabelGiven, 0}} }, false},
+		{"no admin, no gaps", func(o *Options) { o.Debug, o.BlockSize = "", 16 }, false},
 		{"negative pairs", func(o *Options) { o.PairsPerGap = -1 }, false},
 		{"negative deadline", func(o *Options) { o.Deadline = -1 }, false},
 		{"negative gap", func(o *Options) { o.Gaps = []Gap{{LabelGiven, -1}} }, false},

@@ -57,7 +57,7 @@ type GapSummary struct {
 // so it can be compared with warmroute_scorer_decisions_total.
 type Result struct {
 	Target        string         `json:"target"`
-	Admin         string         `json:"admin,omitempty"`
+	Debug         string         `json:"debug,omitempty"`
 	Model         string         `json:"model"`
 	LoRA          string         `json:"lora,omitempty"`
 	CacheSalt     string         `json:"cacheSalt,omitempty"`

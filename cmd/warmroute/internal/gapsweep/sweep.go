@@ -15,7 +15,7 @@ import (
 // is not safe for concurrent use.
 type Sweep struct {
 	opts    Options
-	admin   *Admin
+	debug   *DebugClient
 	send    *sender
 	prompts *Prompts
 	now     func() time.Time
@@ -33,8 +33,8 @@ func New(o Options, client *http.Client) (*Sweep, error) {
 		client = &http.Client{}
 	}
 	s := &Sweep{opts: o, prompts: NewPrompts(o.PrefixWords, o.SuffixWords, o.Seed), now: time.Now}
-	if o.Admin != "" {
-		s.admin = &Admin{Base: o.Admin, Client: client}
+	if o.Debug != "" {
+		s.debug = &DebugClient{Base: o.Debug, Client: client}
 	}
 	s.send = &sender{client: client, url: trimBase(o.Target) + o.Path, opts: &s.opts, now: s.now}
 	return s, nil
@@ -64,6 +64,10 @@ func (s *Sweep) Run(ctx context.Context) (*Result, error) {
 				return s.stop(res, ctx), nil // the cut-off pair measured nothing
 			}
 			res.Pairs = append(res.Pairs, p)
+			if p.Verdict == VerdictNoDecision {
+				// Every further pair would measure nothing either.
+				return res.finish(), fmt.Errorf("pair %s/%d: %w", p.Gap, p.Index, ErrNoDecision)
+			}
 		}
 	}
 	return res.finish(), nil
@@ -77,7 +81,7 @@ func (s *Sweep) stop(res *Result, ctx context.Context) *Result {
 // plan fixes block size, timing and gaps, and refuses an over-budget plan.
 func (s *Sweep) plan(ctx context.Context) (*Result, error) {
 	o := &s.opts
-	res := &Result{Target: o.Target, Admin: o.Admin, Model: o.Model, LoRA: o.LoRA, CacheSalt: o.CacheSalt,
+	res := &Result{Target: o.Target, Debug: o.Debug, Model: o.Model, LoRA: o.LoRA, CacheSalt: o.CacheSalt,
 		PrefixWords: o.PrefixWords, SuffixWords: o.SuffixWords, Fault: o.Fault, PairsPerGap: o.PairsPerGap}
 	grace, err := s.resolveBlockSize(ctx, res)
 	if err != nil {
@@ -97,10 +101,10 @@ func (s *Sweep) plan(ctx context.Context) (*Result, error) {
 // disagrees; a router that does not serve it leaves the flag's value.
 func (s *Sweep) resolveBlockSize(ctx context.Context, res *Result) (time.Duration, error) {
 	res.BlockSize, res.BlockSizeFrom = s.opts.BlockSize, "flag"
-	if s.admin == nil {
+	if s.debug == nil {
 		return 0, nil
 	}
-	info, err := s.admin.Index(ctx)
+	info, err := s.debug.Index(ctx)
 	switch {
 	case errors.Is(err, errNotServed) && s.opts.BlockSize > 0:
 		res.BlockSizeFrom = "flag (router does not report it)"
@@ -114,12 +118,12 @@ func (s *Sweep) resolveBlockSize(ctx context.Context, res *Result) (time.Duratio
 	return info.Grace.D(), nil
 }
 
-// resolveGaps reads the router's timing when there is an admin endpoint
+// resolveGaps reads the router's timing when there is an debug endpoint
 // and uses it to plan gaps unless they were given.
 func (s *Sweep) resolveGaps(ctx context.Context, res *Result, grace time.Duration) error {
 	res.gaps = s.opts.Gaps
-	if s.admin != nil {
-		rep, err := s.admin.Report(ctx)
+	if s.debug != nil {
+		rep, err := s.debug.Report(ctx)
 		if err != nil && len(res.gaps) == 0 {
 			return fmt.Errorf("planning gaps without --gaps: %w", err)
 		}
@@ -144,10 +148,10 @@ func (s *Sweep) resolveGaps(ctx context.Context, res *Result, grace time.Duratio
 
 // checkBlockSize refuses to go on when the router's block size moved.
 func (s *Sweep) checkBlockSize(ctx context.Context, want int) error {
-	if s.admin == nil {
+	if s.debug == nil {
 		return nil
 	}
-	info, err := s.admin.Index(ctx)
+	info, err := s.debug.Index(ctx)
 	if errors.Is(err, errNotServed) {
 		return nil // resolveBlockSize already said the router does not report it
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func sweepOptions(url string) Options {
-	return Options{Target: url, Admin: url, Model: "m", PrefixWords: 40, PairsPerGap: 2, Seed: 1}
+	return Options{Target: url, Debug: url, Model: "m", PrefixWords: 40, PairsPerGap: 2, Seed: 1}
 }
 
 func runSweep(t *testing.T, o Options) (*Result, error) {
@@ -85,6 +85,7 @@ func TestSweepRefuses(t *testing.T) {
 		{"block size changes mid-sweep", func(f *fakeRouter, _ *Options) { f.blockSizeAfter = 3 }, ErrBlockSize, 1},
 		{"router without index info and no flag", func(f *fakeRouter, _ *Options) { f.noIndex = true }, ErrBlockSize, 0},
 		{"over budget", func(_ *fakeRouter, o *Options) { o.MaxRequests = 10 }, ErrBudget, 0},
+		{"router keeps its decisions upstream", func(f *fakeRouter, _ *Options) { f.noDecision = true }, ErrNoDecision, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

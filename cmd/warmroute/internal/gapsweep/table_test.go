@@ -28,7 +28,7 @@ func goldenResult() *Result {
 	unknown := ex(BasisConfirmed, nil)
 	unknown.Decision = Decision{Basis: BasisConfirmed, Confirmed: 13, Blocks: 14, Endpoint: "10.0.0.1:8000"}
 	failed := Exchange{Status: 500, Err: "status 500", Decision: Decision{Basis: BasisNone, Endpoint: "10.0.0.1:8000"}}
-	r := &Result{Target: "http://envoy:8080", Admin: "http://router:9090", Model: "m", BlockSize: 16, BlockSizeFrom: "router",
+	r := &Result{Target: "http://envoy:8080", Debug: "http://127.0.0.1:9095", Model: "m", BlockSize: 16, BlockSizeFrom: "router",
 		PrefixWords: 200, SuffixWords: 6, Fault: FaultNone, PairsPerGap: 2, gaps: gaps, Gaps: gapsJSON(gaps),
 		Timing: &timingJSON{P50: api.Duration(180 * ms), P95: api.Duration(620 * ms), TTL: api.Duration(2 * time.Second), Samples: 40}}
 	r.Pairs = []Pair{

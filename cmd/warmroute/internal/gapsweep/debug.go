@@ -11,52 +11,52 @@ import (
 	"github.com/warmroute/warmroute/index/ttl"
 )
 
-// maxAdminBody bounds what is read from the admin endpoint; a TTL report
+// maxDebugBody bounds what is read from the debug endpoint; a TTL report
 // with thousands of rows is still far below it.
-const maxAdminBody = 16 << 20
+const maxDebugBody = 16 << 20
 
-// Admin reads the router's admin endpoint. It is safe for concurrent use
+// DebugClient reads the router's debug endpoint. It is safe for concurrent use
 // when Client is; the zero Client means http.DefaultClient.
-type Admin struct {
+type DebugClient struct {
 	Base   string
 	Client *http.Client
 }
 
 // Report fetches the TTL report (/debug/ttl?format=json).
-func (a Admin) Report(ctx context.Context) (ttl.Report, error) {
+func (a DebugClient) Report(ctx context.Context) (ttl.Report, error) {
 	var rep ttl.Report
 	err := a.getJSON(ctx, "/debug/ttl?format=json", &rep)
 	return rep, err
 }
 
 // Index fetches the router's index identity (block size, grace).
-func (a Admin) Index(ctx context.Context) (api.IndexInfo, error) {
+func (a DebugClient) Index(ctx context.Context) (api.IndexInfo, error) {
 	var info api.IndexInfo
 	if err := a.getJSON(ctx, api.IndexInfoPath, &info); err != nil {
 		return info, err
 	}
 	if info.BlockSize <= 0 {
-		return info, fmt.Errorf("reading %s: block size %d: %w", api.IndexInfoPath, info.BlockSize, ErrAdmin)
+		return info, fmt.Errorf("reading %s: block size %d: %w", api.IndexInfoPath, info.BlockSize, ErrDebug)
 	}
 	return info, nil
 }
 
-func (a Admin) getJSON(ctx context.Context, path string, v any) error {
+func (a DebugClient) getJSON(ctx context.Context, path string, v any) error {
 	body, err := a.get(ctx, path)
 	if err != nil {
 		return err
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("decoding %s: %w: %w", path, ErrAdmin, err)
+		return fmt.Errorf("decoding %s: %w: %w", path, ErrDebug, err)
 	}
 	return nil
 }
 
 // get returns the body of a 200 answer for path.
-func (a Admin) get(ctx context.Context, path string) ([]byte, error) {
+func (a DebugClient) get(ctx context.Context, path string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, trimBase(a.Base)+path, nil)
 	if err != nil {
-		return nil, fmt.Errorf("requesting %s: %w: %w", path, ErrAdmin, err)
+		return nil, fmt.Errorf("requesting %s: %w: %w", path, ErrDebug, err)
 	}
 	c := a.Client
 	if c == nil {
@@ -64,24 +64,24 @@ func (a Admin) get(ctx context.Context, path string) ([]byte, error) {
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("requesting %s: %w: %w", path, ErrAdmin, err)
+		return nil, fmt.Errorf("requesting %s: %w: %w", path, ErrDebug, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAdminBody))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDebugBody))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w: %w", path, ErrAdmin, err)
+		return nil, fmt.Errorf("reading %s: %w: %w", path, ErrDebug, err)
 	}
 	if resp.StatusCode == http.StatusNotFound {
-		return nil, fmt.Errorf("requesting %s: %s: %w: %w", path, resp.Status, ErrAdmin, errNotServed)
+		return nil, fmt.Errorf("requesting %s: %s: %w: %w", path, resp.Status, ErrDebug, errNotServed)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("requesting %s: %s: %w", path, resp.Status, ErrAdmin)
+		return nil, fmt.Errorf("requesting %s: %s: %w", path, resp.Status, ErrDebug)
 	}
 	return body, nil
 }
 
 // Text fetches the TTL report as the router's own text table.
-func (a Admin) Text(ctx context.Context) ([]byte, error) {
+func (a DebugClient) Text(ctx context.Context) ([]byte, error) {
 	return a.get(ctx, "/debug/ttl?format=text")
 }
 
