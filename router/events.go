@@ -31,8 +31,11 @@ func (r *Router) openEvents() error {
 		}
 		return nil
 	}
-	var err error
-	if r.bus, err = bus.Open(ec.Config, "warmroute-serve", r.log); err != nil {
+	busMetrics, err := bus.NewMetrics(r.reg)
+	if err != nil {
+		return err
+	}
+	if r.bus, err = bus.Open(ec.Config, "warmroute-serve", busMetrics, r.log); err != nil {
 		return err
 	}
 	if r.subMetrics, err = subscriber.NewMetrics(r.reg); err != nil {
