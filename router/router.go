@@ -176,11 +176,13 @@ func (r *Router) serve(ctx context.Context, grpcLn, adminLn net.Listener) error 
 		}
 		r.setServing(true)
 		r.log.Info("warmroute ready")
+		stopWatch := r.watchBus(ctx)
 		select {
 		case <-ctx.Done():
 		case err := <-errc:
 			runErr = fmt.Errorf("server stopped: %w", err)
 		}
+		stopWatch()
 	case <-ctx.Done():
 	case err := <-errc:
 		runErr = fmt.Errorf("server stopped: %w", err)

@@ -26,6 +26,10 @@ type Config struct {
 	// Listen is the embedded server's "host:port". Default 127.0.0.1:4222;
 	// use a routable address only when relays run on other machines.
 	Listen string `json:"listen,omitempty"`
+	// UnreadyAfter is how long the connection may stay down (unreachable,
+	// or refusing the credentials or the TLS handshake) before the router
+	// reports not ready. Default DefaultUnreadyAfter.
+	UnreadyAfter api.Duration `json:"unreadyAfter,omitempty"`
 	// Server secures the embedded server.
 	Server ServerConfig `json:"server,omitempty"`
 	// JetStream retains event messages so a restarting router can replay them.
@@ -76,6 +80,9 @@ const (
 	DefaultListen = "127.0.0.1:4222"
 	DefaultStream = "WARMROUTE_KV"
 	DefaultMaxAge = 10 * time.Minute
+	// DefaultUnreadyAfter rides out a NATS restart but reports a bus that
+	// refuses the router within seconds.
+	DefaultUnreadyAfter = 5 * time.Second
 )
 
 // WithDefaults returns a copy of c with every zero field set to its default.
@@ -88,6 +95,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.JetStream.MaxAge == 0 {
 		c.JetStream.MaxAge = api.Duration(DefaultMaxAge)
+	}
+	if c.UnreadyAfter == 0 {
+		c.UnreadyAfter = api.Duration(DefaultUnreadyAfter)
 	}
 	return c
 }
@@ -116,8 +126,8 @@ func (c Config) Validate() error {
 	if c.URL != "" && c.Server != (ServerConfig{}) {
 		errs = append(errs, errors.New("events.server secures the embedded server; unset it with url"))
 	}
-	if c.JetStream.MaxAge < 0 {
-		errs = append(errs, errors.New("events.jetStream.maxAge must not be negative"))
+	if c.JetStream.MaxAge < 0 || c.UnreadyAfter < 0 {
+		errs = append(errs, errors.New("events.jetStream.maxAge and events.unreadyAfter must not be negative"))
 	}
 	if err := ValidateStreamName(c.JetStream.Stream); err != nil {
 		errs = append(errs, fmt.Errorf("events.jetStream.stream: %w", err))

@@ -26,6 +26,8 @@ type Config struct {
 	// and removed; the TTL controller pauses speculation for it at the same
 	// limit. Default DefaultHeartbeatMisses.
 	HeartbeatMisses int `json:"heartbeatMisses,omitempty"`
+	// Membership says whether heartbeats may add endpoints to pools.
+	Membership MembershipConfig `json:"membership,omitempty"`
 	// Predictions shares speculative predictions with other router replicas.
 	Predictions predictions.Config `json:"predictions,omitempty"`
 }
@@ -45,6 +47,9 @@ func (c Config) WithDefaults() Config {
 	if c.HeartbeatMisses == 0 {
 		c.HeartbeatMisses = DefaultHeartbeatMisses
 	}
+	if c.Membership.Mode == "" {
+		c.Membership.Mode = MembershipStatic
+	}
 	c.Predictions = c.Predictions.WithDefaults()
 	return c
 }
@@ -55,6 +60,6 @@ func (c Config) Validate() error {
 	if c.QueueSize < 0 || c.HeartbeatMisses < 0 {
 		errs = append(errs, errors.New("events: queueSize and heartbeatMisses must not be negative"))
 	}
-	errs = append(errs, c.Predictions.Validate())
+	errs = append(errs, c.Membership.Validate(), c.Predictions.Validate())
 	return errors.Join(errs...)
 }
