@@ -27,7 +27,7 @@ func follow(cfg Config) subscriber.Follow {
 // warnEmptyMembership says so when static membership leaves the router
 // nothing to route to: heartbeats cannot add endpoints in that mode.
 func warnEmptyMembership(cfg Config, f subscriber.Follow, log interface{ Warn(string, ...any) }) {
-	if cfg.Events.Membership.Mode != subscriber.MembershipStatic {
+	if len(cfg.Events.HeartbeatMembership) > 0 {
 		return
 	}
 	for _, eps := range f.Endpoints {
@@ -35,8 +35,8 @@ func warnEmptyMembership(cfg Config, f subscriber.Follow, log interface{ Warn(st
 			return
 		}
 	}
-	log.Warn("no pool lists endpoints and events.membership.mode is static: relay heartbeats will not add " +
-		"any; list pools[].endpoints or set events.membership.mode: heartbeat on an authenticated bus")
+	log.Warn("no pool lists endpoints and events.heartbeatMembership is empty: relay heartbeats will not " +
+		"add any; list pools[].endpoints, or set events.heartbeatMembership on an authenticated bus")
 }
 
 // openEvents connects serve to NATS (an embedded server unless an external

@@ -8,58 +8,33 @@ import (
 	"slices"
 )
 
-// Membership modes: who decides which endpoints a router routes to.
-const (
-	// MembershipStatic trusts configuration only: heartbeats and batches
-	// attach liveness, load and cache state to the configured endpoints of
-	// their model, and a message for any other endpoint is dropped and
-	// counted (result unknown_endpoint).
-	MembershipStatic = "static"
-	// MembershipHeartbeat lets a relay's heartbeat add its endpoint to its
-	// model's pool (discovery), optionally only from MembershipConfig.CIDRs.
-	// Use it only on a bus where publishing is authenticated and limited.
-	MembershipHeartbeat = "heartbeat"
-)
+// AnyEndpoint lists the prefixes that admit every endpoint to heartbeat
+// membership, for Config.HeartbeatMembership.
+var AnyEndpoint = []string{"0.0.0.0/0", "::/0"}
 
-// MembershipConfig says which endpoints event messages may speak for.
-type MembershipConfig struct {
-	// Mode is MembershipStatic (default) or MembershipHeartbeat.
-	Mode string `json:"mode,omitempty"`
-	// CIDRs limit heartbeat membership to endpoints whose IP is in one of
-	// them; empty admits any endpoint. Configured endpoints are always
-	// admitted.
-	CIDRs []string `json:"cidrs,omitempty"`
-}
-
-// Validate reports every problem in c, joined, or nil.
-func (c MembershipConfig) Validate() error {
+// validateMembership checks Config.HeartbeatMembership.
+func validateMembership(cidrs []string) error {
 	var errs []error
-	if c.Mode != "" && c.Mode != MembershipStatic && c.Mode != MembershipHeartbeat {
-		errs = append(errs, fmt.Errorf("events.membership.mode %q: want %s or %s", c.Mode,
-			MembershipStatic, MembershipHeartbeat))
-	}
-	if len(c.CIDRs) > 0 && c.Mode != MembershipHeartbeat {
-		errs = append(errs, errors.New("events.membership.cidrs limit heartbeat membership; set mode heartbeat"))
-	}
-	for _, s := range c.CIDRs {
+	for _, s := range cidrs {
 		if _, err := netip.ParsePrefix(s); err != nil {
-			errs = append(errs, fmt.Errorf("events.membership.cidrs: %w", err))
+			errs = append(errs, fmt.Errorf("events.heartbeatMembership: %w", err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
 // admission decides whether a message for (model, endpoint) may touch the
-// router's state. Built once by New; read only by the apply goroutine.
+// router's state: a configured endpoint of the model always, any other
+// only with heartbeat membership and an IP in one of its prefixes. Built
+// once by New; read only by the apply goroutine.
 type admission struct {
-	heartbeat bool
-	cidrs     []netip.Prefix
-	known     map[string][]string // model -> configured endpoints
+	cidrs []netip.Prefix
+	known map[string][]string // model -> configured endpoints
 }
 
-func newAdmission(c MembershipConfig, known map[string][]string) admission {
-	a := admission{heartbeat: c.Mode == MembershipHeartbeat, known: known}
-	for _, s := range c.CIDRs {
+func newAdmission(cidrs []string, known map[string][]string) admission {
+	a := admission{known: known}
+	for _, s := range cidrs {
 		p, _ := netip.ParsePrefix(s) // checked by Validate
 		a.cidrs = append(a.cidrs, p.Masked())
 	}
@@ -71,11 +46,8 @@ func (a admission) admits(model, endpoint string) bool {
 	if slices.Contains(a.known[model], endpoint) {
 		return true
 	}
-	if !a.heartbeat {
-		return false
-	}
 	if len(a.cidrs) == 0 {
-		return true
+		return false
 	}
 	host, _, err := net.SplitHostPort(endpoint)
 	if err != nil {
@@ -87,4 +59,12 @@ func (a admission) admits(model, endpoint string) bool {
 	}
 	ip = ip.Unmap()
 	return slices.ContainsFunc(a.cidrs, func(p netip.Prefix) bool { return p.Contains(ip) })
+}
+
+// membershipMode names the mode in logs.
+func membershipMode(cidrs []string) string {
+	if len(cidrs) == 0 {
+		return "static"
+	}
+	return "heartbeat"
 }

@@ -22,14 +22,12 @@ func TestTrustedMembership(t *testing.T) {
 	const known, stranger, inCIDR = "10.2.0.1:8000", "10.9.0.1:8000", "10.3.0.7:8000"
 	tests := []struct {
 		name    string
-		members subscriber.MembershipConfig
+		members []string
 		admit   map[string]bool
 	}{
-		{"static", subscriber.MembershipConfig{}, map[string]bool{known: true, stranger: false, inCIDR: false}},
-		{"heartbeat", subscriber.MembershipConfig{Mode: subscriber.MembershipHeartbeat},
-			map[string]bool{known: true, stranger: true, inCIDR: true}},
-		{"heartbeat within cidrs", subscriber.MembershipConfig{Mode: subscriber.MembershipHeartbeat,
-			CIDRs: []string{"10.3.0.0/16"}}, map[string]bool{known: true, stranger: false, inCIDR: true}},
+		{"static", nil, map[string]bool{known: true, stranger: false, inCIDR: false}},
+		{"heartbeat from anywhere", subscriber.AnyEndpoint, map[string]bool{known: true, stranger: true, inCIDR: true}},
+		{"heartbeat within a prefix", []string{"10.3.0.0/16"}, map[string]bool{known: true, stranger: false, inCIDR: true}},
 	}
 	nc := eventstest.Connect(t)
 	for i, tt := range tests {
@@ -42,7 +40,7 @@ func TestTrustedMembership(t *testing.T) {
 			}
 			sink, members := &eventstest.Sink{}, &eventstest.Membership{}
 			follow := subscriber.Follow{Models: []string{model}, Endpoints: map[string][]string{model: {known}}}
-			eventstest.StartSubscriber(t, nc, subscriber.Config{Membership: tt.members}, follow, m, sink, members)
+			eventstest.StartSubscriber(t, nc, subscriber.Config{HeartbeatMembership: tt.members}, follow, m, sink, members)
 			rejected := 0
 			for ep, ok := range tt.admit {
 				beatModel(t, nc, model, ep)

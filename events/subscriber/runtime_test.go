@@ -63,8 +63,8 @@ func startTestEvents(t *testing.T, ec subscriber.Config) *evRouter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ec.Membership.Mode == "" {
-		ec.Membership.Mode = subscriber.MembershipHeartbeat // these tests discover evDynamic
+	if ec.HeartbeatMembership == nil {
+		ec.HeartbeatMembership = subscriber.AnyEndpoint // these tests discover evDynamic
 	}
 	follow := subscriber.Follow{Models: []string{evModel}, Endpoints: map[string][]string{evModel: {evStatic}}}
 	if r.sub, err = subscriber.New(ec, follow, c.Conn(), m, nil); err != nil {

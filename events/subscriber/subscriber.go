@@ -25,7 +25,7 @@ type Follow struct {
 	AllModels bool
 	// Endpoints are the configured endpoints of each model (pool names and
 	// aliases alike): the only ones event messages may speak for unless
-	// Config.Membership admits heartbeat membership.
+	// Config.HeartbeatMembership admits others.
 	Endpoints map[string][]string
 	// ReplayTimeout bounds the start-up replay (Config.JetStream); when it
 	// runs out the router becomes ready with what it applied. Default 2m.
@@ -93,7 +93,7 @@ func New(cfg Config, follow Follow, nc *nats.Conn, m *Metrics, log *slog.Logger)
 		m, _ = NewMetrics(nil) // nothing to register, so no error
 	}
 	s := &Subscriber{cfg: cfg, follow: follow, nc: nc, metrics: &m.sub, log: log,
-		admit: newAdmission(cfg.Membership, follow.Endpoints),
+		admit: newAdmission(cfg.HeartbeatMembership, follow.Endpoints),
 		queue: make(chan inbound, cfg.QueueSize), now: time.Now, streams: map[Source]*streamState{},
 		replay: &m.replay, ready: make(chan struct{}), done: make(chan struct{}),
 		byEndpoint: map[string]map[Source]struct{}{}}

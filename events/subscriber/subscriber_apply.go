@@ -174,7 +174,7 @@ func (s *Subscriber) reject(result, why, subject, claimed string) {
 	}
 	s.lastReject = now
 	s.log.Warn("dropping event message: "+why, "subject", subject, "claimed_endpoint", claimed,
-		"membership", s.cfg.Membership.Mode)
+		"membership", membershipMode(s.cfg.HeartbeatMembership))
 }
 
 // rejectLogEvery bounds the log lines a flood of forged messages costs.

@@ -24,7 +24,7 @@ const testModel = eventstest.Model
 
 // discovering admits any endpoint by heartbeat, as these tests use
 // endpoints they do not configure.
-var discovering = subscriber.Config{Membership: subscriber.MembershipConfig{Mode: subscriber.MembershipHeartbeat}}
+var discovering = subscriber.Config{HeartbeatMembership: subscriber.AnyEndpoint}
 
 // stored encodes a vLLM batch storing (or removing) the given hashes.
 func batchPayload(kind string, hashes ...uint64) []byte {
@@ -163,7 +163,7 @@ func TestSubscriberMembership(t *testing.T) {
 // heartbeat interval among the endpoint's ranks, and the engine's load.
 func TestFreshnessSilenceLimit(t *testing.T) {
 	nc := eventstest.Connect(t)
-	s := eventstest.StartSubscriber(t, nc, subscriber.Config{HeartbeatMisses: 5, Membership: discovering.Membership},
+	s := eventstest.StartSubscriber(t, nc, subscriber.Config{HeartbeatMisses: 5, HeartbeatMembership: subscriber.AnyEndpoint},
 		subscriber.Follow{Models: []string{testModel}}, nil, &eventstest.Sink{}, nil)
 	const ep = "127.0.0.7:1"
 	if _, ok := s.Freshness(ep); ok {
