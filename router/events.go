@@ -130,14 +130,21 @@ func (r *Router) busHealthy() error {
 
 // watchBus keeps readiness (/readyz and gRPC health) in step with the bus
 // until the returned stop is called; stop waits for its goroutine.
+// It sets readiness before it returns.
 func (r *Router) watchBus(ctx context.Context) (stop func()) {
+	was := r.busHealthy()
+	r.setServing(was == nil)
+	if was != nil {
+		r.logUnready(was)
+	} else {
+		r.log.Info("warmroute ready")
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		tick := time.NewTicker(busWatchInterval)
 		defer tick.Stop()
-		var was error
 		for {
 			select {
 			case <-ctx.Done():
@@ -147,10 +154,9 @@ func (r *Router) watchBus(ctx context.Context) (stop func()) {
 			err := r.busHealthy()
 			switch {
 			case err != nil && was == nil:
-				r.log.Error("not ready: events are configured but the bus is down", "err", err,
-					"limit", r.cfg.Events.UnreadyAfter.D())
+				r.logUnready(err)
 			case err == nil && was != nil:
-				r.log.Info("ready again: event bus is back")
+				r.log.Info("warmroute ready: the event bus is back")
 			}
 			if (err == nil) != (was == nil) {
 				r.setServing(err == nil)
@@ -159,6 +165,11 @@ func (r *Router) watchBus(ctx context.Context) (stop func()) {
 		}
 	}()
 	return func() { cancel(); <-done }
+}
+
+func (r *Router) logUnready(err error) {
+	r.log.Error("not ready: events are configured but the bus is down", "err", err,
+		"limit", r.cfg.Events.UnreadyAfter.D())
 }
 
 // busWatchInterval is how often readiness looks at the bus: small beside

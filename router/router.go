@@ -174,9 +174,7 @@ func (r *Router) serve(ctx context.Context, grpcLn, adminLn net.Listener) error 
 			case <-ctx.Done():
 			}
 		}
-		r.setServing(true)
-		r.log.Info("warmroute ready")
-		stopWatch := r.watchBus(ctx)
+		stopWatch := r.watchBus(ctx) // ready, unless the bus has been down too long
 		select {
 		case <-ctx.Done():
 		case err := <-errc:
