@@ -52,11 +52,11 @@ type Subscriber struct {
 	queue   chan inbound
 	now     func() time.Time
 
-	replay    *replayMetrics
-	ready     chan struct{}
-	cancel    context.CancelFunc
-	done      chan struct{} // closed when the apply goroutine returned
-	closeOnce sync.Once
+	replay     *replayMetrics
+	ready      chan struct{}
+	cancel     context.CancelFunc
+	done       chan struct{} // closed when the apply goroutine returned
+	closeOnce  sync.Once
 	lastReject time.Time // apply goroutine only
 	// wait is how long the message handled last waited in queue, in
 	// nanoseconds: the subscriber backlog the TTL's slack must cover.
