@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -48,7 +49,7 @@ func authenticates(o *server.Options) bool {
 		return false // clients without credentials become that user
 	}
 	return len(o.Users) > 0 || len(o.Nkeys) > 0 || o.Authorization != "" || o.Username != "" ||
-		(o.TLSConfig != nil && (o.TLSVerify || o.TLSMap))
+		(o.TLSConfig != nil && (o.TLSConfig.ClientAuth == tls.RequireAndVerifyClientCert || o.TLSMap))
 }
 
 // internalIdentity returns how this process authenticates over its
