@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -26,8 +27,9 @@ type Monitor struct {
 	reason Reason    // why it is down; empty while up
 	err    string    // the last error's text, for Down
 
-	stop chan struct{}
-	done chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	closing atomic.Bool // Close was called: the connection's close is ours
 }
 
 // NewMonitor returns a Monitor feeding m (nil: unregistered metrics) and
@@ -65,6 +67,10 @@ func (mo *Monitor) Options() []nats.Option {
 		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) { mo.refused(err) }),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { mo.refused(err) }),
 		nats.ClosedHandler(func(nc *nats.Conn) {
+			if mo.closing.Load() {
+				mo.m.connected.Set(0)
+				return // shutting down, not a failure
+			}
 			err := nc.LastError()
 			if err == nil {
 				err = nats.ErrConnectionClosed
@@ -202,9 +208,11 @@ func (mo *Monitor) poll(nc *nats.Conn) {
 	}
 }
 
-// Close stops Start's goroutine and waits for it. It is safe without Start
-// and idempotent.
+// Close stops Start's goroutine and waits for it; close the connection
+// after it, so that its closing is not reported as a failure. It is safe
+// without Start and idempotent.
 func (mo *Monitor) Close() {
+	mo.closing.Store(true)
 	if mo.stop == nil {
 		return
 	}
