@@ -207,7 +207,7 @@ func measureWrongRouterCredential(t *testing.T, ps *harness.PrefixStack) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("wrong router credential at start: logged after %s, exported after %s, /readyz 503 throughout %s",
+	t.Logf("wrong router credential at start: logged after %s, exported after %s, never ready in %s",
 		logged, exported, time.Since(start).Round(time.Second))
 }
 
