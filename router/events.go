@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/subscriber"
@@ -12,12 +13,30 @@ import (
 // model when no pool is configured so that discovery alone can populate the
 // router.
 func follow(cfg Config) subscriber.Follow {
-	var f subscriber.Follow
+	f := subscriber.Follow{Endpoints: map[string][]string{}}
 	for _, p := range cfg.Pools {
 		f.Models = append(append(f.Models, p.Name), p.Models...)
+		for _, m := range append([]string{p.Name}, p.Models...) {
+			f.Endpoints[m] = append(f.Endpoints[m], p.Endpoints...)
+		}
 	}
 	f.AllModels = len(f.Models) == 0
 	return f
+}
+
+// warnEmptyMembership says so when static membership leaves the router
+// nothing to route to: heartbeats cannot add endpoints in that mode.
+func warnEmptyMembership(cfg Config, f subscriber.Follow, log interface{ Warn(string, ...any) }) {
+	if len(cfg.Events.HeartbeatMembership) > 0 {
+		return
+	}
+	for _, eps := range f.Endpoints {
+		if len(eps) > 0 {
+			return
+		}
+	}
+	log.Warn("no pool lists endpoints and events.heartbeatMembership is empty: relay heartbeats will not " +
+		"add any; list pools[].endpoints, or set events.heartbeatMembership on an authenticated bus")
 }
 
 // openEvents connects serve to NATS (an embedded server unless an external
@@ -31,14 +50,19 @@ func (r *Router) openEvents() error {
 		}
 		return nil
 	}
-	var err error
-	if r.bus, err = bus.Open(ec.Config, "warmroute-serve", r.log); err != nil {
+	busMetrics, err := bus.NewMetrics(r.reg)
+	if err != nil {
+		return err
+	}
+	if r.bus, err = bus.Open(ec.Config, "warmroute-serve", busMetrics, r.log); err != nil {
 		return err
 	}
 	if r.subMetrics, err = subscriber.NewMetrics(r.reg); err != nil {
 		return err
 	}
-	if r.sub, err = subscriber.New(ec, follow(r.cfg), r.bus.Conn(), r.subMetrics, r.log); err != nil {
+	f := follow(r.cfg)
+	warnEmptyMembership(r.cfg, f, r.log)
+	if r.sub, err = subscriber.New(ec, f, r.bus.Conn(), r.subMetrics, r.log); err != nil {
 		return fmt.Errorf("creating event subscriber: %w", err)
 	}
 	r.share, err = newShare(r.cfg, ec, r.bus.Conn(), r.reg, r.log)
@@ -89,3 +113,65 @@ func (r *Router) natsURL() string {
 	}
 	return r.bus.URL()
 }
+
+// busHealthy is nil unless events are configured and the bus has been down
+// (unreachable, refusing the credentials or the TLS handshake) for longer
+// than events.unreadyAfter; the error says for how long and why.
+func (r *Router) busHealthy() error {
+	if r.bus == nil {
+		return nil
+	}
+	down, err := r.bus.Down()
+	if err == nil || down <= r.cfg.Events.UnreadyAfter.D() {
+		return nil
+	}
+	return fmt.Errorf("event bus down for %s: %w", down.Round(time.Millisecond), err)
+}
+
+// watchBus keeps readiness (/readyz and gRPC health) in step with the bus
+// until the returned stop is called; stop waits for its goroutine.
+// It sets readiness before it returns.
+func (r *Router) watchBus(ctx context.Context) (stop func()) {
+	was := r.busHealthy()
+	r.setServing(was == nil)
+	if was != nil {
+		r.logUnready(was)
+	} else {
+		r.log.Info("warmroute ready")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(busWatchInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			err := r.busHealthy()
+			switch {
+			case err != nil && was == nil:
+				r.logUnready(err)
+			case err == nil && was != nil:
+				r.log.Info("warmroute ready: the event bus is back")
+			}
+			if (err == nil) != (was == nil) {
+				r.setServing(err == nil)
+			}
+			was = err
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func (r *Router) logUnready(err error) {
+	r.log.Error("not ready: events are configured but the bus is down", "err", err,
+		"limit", r.cfg.Events.UnreadyAfter.D())
+}
+
+// busWatchInterval is how often readiness looks at the bus: small beside
+// any sensible events.unreadyAfter.
+const busWatchInterval = 200 * time.Millisecond

@@ -20,7 +20,7 @@ import (
 // own connection to url, and starts it on a fresh index.
 func startShare(t *testing.T, url string, pc predictions.Config) (*predictions.Share, *index.Index) {
 	t.Helper()
-	c, err := bus.Open(bus.Config{URL: url}, "test-replica", nil)
+	c, err := bus.Open(bus.Config{URL: url}, "test-replica", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,13 +193,13 @@ func (r *Router) serve(ctx context.Context, grpcLn, adminLn, debugLn net.Listene
 			case <-ctx.Done():
 			}
 		}
-		r.setServing(true)
-		r.log.Info("warmroute ready")
+		stopWatch := r.watchBus(ctx) // ready, unless the bus has been down too long
 		select {
 		case <-ctx.Done():
 		case err := <-errc:
 			runErr = fmt.Errorf("server stopped: %w", err)
 		}
+		stopWatch()
 	case <-ctx.Done():
 	case err := <-errc:
 		runErr = fmt.Errorf("server stopped: %w", err)

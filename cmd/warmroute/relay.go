@@ -73,16 +73,23 @@ func runRelay(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return cli.AsUsage(fmt.Errorf("relay: %w", err))
 	}
 	log := f.log.Logger(stderr)
+	reg := prometheus.NewRegistry()
+	if _, err := buildinfo.NewMetrics(reg); err != nil {
+		return err
+	}
+	busMetrics, err := bus.NewMetrics(reg)
+	if err != nil {
+		return err
+	}
 	f.nats.Name = "warmroute-relay " + cfg.Endpoint
+	f.nats.Monitor = bus.NewMonitor(busMetrics, log)
 	nc, err := f.nats.Connect()
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	reg := prometheus.NewRegistry()
-	if _, err := buildinfo.NewMetrics(reg); err != nil {
-		return err
-	}
+	f.nats.Monitor.Start(nc)
+	defer f.nats.Monitor.Close()
 	m, err := relay.NewMetrics(reg)
 	if err != nil {
 		return err

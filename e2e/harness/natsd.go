@@ -31,7 +31,10 @@ type NATS struct {
 	// JetStreamDir is the file store ("" without JetStream); it survives a
 	// Restart, as a real server's volume would.
 	JetStreamDir string
-	bin, logDir  string
+	// ConfigFile is a nats-server configuration file (authorization, tls)
+	// the server runs with; "" for none.
+	ConfigFile  string
+	bin, logDir string
 	*Process
 }
 
@@ -41,7 +44,12 @@ func (n *NATS) URL() string { return "nats://" + n.Addr }
 // StartNATS starts natsd (BuildNATSD) on port, with JetStream stored in
 // jetStreamDir when it is not empty, and waits until it greets clients.
 func StartNATS(ctx context.Context, bin, logDir string, port int, jetStreamDir string) (*NATS, error) {
-	n := &NATS{Addr: Addr(port), JetStreamDir: jetStreamDir, bin: bin, logDir: logDir}
+	return StartNATSConfig(ctx, bin, logDir, port, jetStreamDir, "")
+}
+
+// StartNATSConfig is StartNATS with a nats-server configuration file.
+func StartNATSConfig(ctx context.Context, bin, logDir string, port int, jetStreamDir, configFile string) (*NATS, error) {
+	n := &NATS{Addr: Addr(port), JetStreamDir: jetStreamDir, ConfigFile: configFile, bin: bin, logDir: logDir}
 	if err := n.Restart(ctx); err != nil {
 		return nil, err
 	}
@@ -54,6 +62,9 @@ func (n *NATS) Restart(ctx context.Context) error {
 	args := []string{"-addr", n.Addr}
 	if n.JetStreamDir != "" {
 		args = append(args, "-jetstream-dir", n.JetStreamDir)
+	}
+	if n.ConfigFile != "" {
+		args = append(args, "-config", n.ConfigFile)
 	}
 	p, err := Start("nats", n.logDir, n.bin, args...)
 	if err != nil {

@@ -25,6 +25,13 @@ type PrefixOptions struct {
 	// NATSD, when set (BuildNATSD), runs NATS as its own process that tests
 	// can kill; otherwise relays publish to the router's embedded server.
 	NATSD string
+	// NATSConfig, with NATSD, writes the nats-server configuration file
+	// (authorization, tls) the server runs with, once the simulators'
+	// addresses are known, and returns its path.
+	NATSConfig func(sims []*EventSim) (string, error)
+	// RelayURL, when set, gives relay i (index-aligned with the
+	// simulators) its NATS URL, for instance with its own credentials.
+	RelayURL func(i int, url string) string
 	// JetStream retains events in a stream (on the NATSD server) that a
 	// restarted router replays. It needs NATSD: the router's embedded store
 	// dies with it.
@@ -60,8 +67,8 @@ type PrefixStack struct {
 	opts      PrefixOptions
 }
 
-// StartPrefixStack starts, in order: NATS (when NATSD is set), the
-// simulators, the router, one relay per simulator, then Envoy. On failure
+// StartPrefixStack starts, in order: the simulators, NATS (when NATSD is
+// set), the router, one relay per simulator, then Envoy. On failure
 // everything already started is stopped.
 func StartPrefixStack(ctx context.Context, o PrefixOptions) (*PrefixStack, error) {
 	o, err := o.withDefaults()
@@ -98,10 +105,10 @@ func (o PrefixOptions) withDefaults() (PrefixOptions, error) {
 }
 
 func (ps *PrefixStack) start(ctx context.Context) error {
-	if err := ps.startNATS(ctx); err != nil {
+	if err := ps.startSims(ctx); err != nil {
 		return err
 	}
-	if err := ps.startSims(ctx); err != nil {
+	if err := ps.startNATS(ctx); err != nil {
 		return err
 	}
 	if err := ps.startRouter(ctx); err != nil {
@@ -128,7 +135,13 @@ func (ps *PrefixStack) startNATS(ctx context.Context) error {
 			return fmt.Errorf("creating jetstream dir: %w", err)
 		}
 	}
-	ps.NATS, err = StartNATS(ctx, ps.opts.NATSD, ps.opts.Dir, ports[0], js)
+	var conf string
+	if ps.opts.NATSConfig != nil {
+		if conf, err = ps.opts.NATSConfig(ps.EventSims); err != nil {
+			return fmt.Errorf("writing nats config: %w", err)
+		}
+	}
+	ps.NATS, err = StartNATSConfig(ctx, ps.opts.NATSD, ps.opts.Dir, ports[0], js, conf)
 	return err
 }
 
@@ -193,6 +206,9 @@ func (ps *PrefixStack) startRelays(ctx context.Context) error {
 	}
 	for i, s := range ps.EventSims {
 		ro := RelayOptions{Model: ps.Model, NATS: ps.NATSURL(), Args: ps.opts.RelayArgs}
+		if ps.opts.RelayURL != nil {
+			ro.NATS = ps.opts.RelayURL(i, ro.NATS)
+		}
 		if ps.opts.JetStream {
 			ro.JetStream = true
 		}

@@ -3,7 +3,10 @@
 // tests can kill and restart NATS independently of the router and relays.
 // It listens on loopback only and stops on SIGTERM or SIGINT.
 //
-//	natsd -addr 127.0.0.1:4222 [-jetstream-dir DIR]
+//	natsd -addr 127.0.0.1:4222 [-jetstream-dir DIR] [-config nats.conf]
+//
+// With -config it takes the file's authorization and tls blocks, as the
+// router's embedded server does with events.server.config.
 package main
 
 import (
@@ -30,6 +33,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("natsd", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:4222", "client listen address")
 	jsDir := fs.String("jetstream-dir", "", "enable JetStream with file storage in this directory")
+	conf := fs.String("config", "", "nats-server configuration file (authorization, tls)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -43,7 +47,8 @@ func run(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv, err := bus.StartEmbeddedWith(bus.EmbeddedOptions{Host: host, Port: port, JetStreamDir: *jsDir})
+	srv, err := bus.StartEmbeddedWith(bus.EmbeddedOptions{Host: host, Port: port, JetStreamDir: *jsDir,
+		ConfigFile: *conf})
 	if err != nil {
 		return err
 	}

@@ -8,48 +8,56 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
 
 // Client is a router's NATS connection as Config describes it: an embedded
 // server (with a JetStream store) when no URL is configured, and the client
-// connection. Build it with Open; Close releases everything. Its methods are
-// safe for concurrent use; the zero value is not usable.
+// connection, followed by a Monitor. Build it with Open; Close releases
+// everything. Its methods are safe for concurrent use; the zero value is
+// not usable.
 type Client struct {
 	embedded *EmbeddedServer
 	tempDir  string // JetStream store created for this run, removed by Close
 	nc       *nats.Conn
 	url      string
+	monitor  *Monitor
 	close    sync.Once
 }
 
 // Open starts the embedded server when cfg has no URL, then connects as
-// name. log may be nil.
-func Open(cfg Config, name string, log *slog.Logger) (*Client, error) {
+// name. m (nil: unregistered) and log (nil: discarded) follow the
+// connection's state.
+func Open(cfg Config, name string, m *Metrics, log *slog.Logger) (*Client, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	cfg = cfg.WithDefaults()
-	c := &Client{url: cfg.URL}
+	c := &Client{url: cfg.URL, monitor: NewMonitor(m, log)}
+	connect := ConnectOptions{URL: c.url, Name: name, CredsFile: cfg.CredsFile, NKeySeedFile: cfg.NKeySeedFile,
+		CAFile: cfg.TLS.CAFile, CertFile: cfg.TLS.CertFile, KeyFile: cfg.TLS.KeyFile,
+		Monitor: c.monitor, RetryRefused: true}
+	var extra []nats.Option
 	if c.url == "" {
-		if err := c.startEmbedded(cfg); err != nil {
+		if err := c.startEmbedded(cfg, log); err != nil {
 			c.Close()
 			return nil, err
 		}
-		log.Info("embedded NATS started; point relays at it", "url", c.url, "jetstream", cfg.JetStream.Enabled)
+		extra = c.embedded.InProcessOptions()
 	}
-	nc, err := ConnectOptions{URL: c.url, Name: name, CredsFile: cfg.CredsFile, NKeySeedFile: cfg.NKeySeedFile,
-		CAFile: cfg.TLS.CAFile, CertFile: cfg.TLS.CertFile, KeyFile: cfg.TLS.KeyFile}.Connect()
+	nc, err := connect.connect(extra...)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
 	c.nc = nc
+	c.monitor.Start(nc)
 	return c, nil
 }
 
-func (c *Client) startEmbedded(cfg Config) error {
+func (c *Client) startEmbedded(cfg Config, log *slog.Logger) error {
 	host, portText, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("starting embedded NATS on %q: %w", cfg.Listen, err)
@@ -58,7 +66,7 @@ func (c *Client) startEmbedded(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("starting embedded NATS on %q: bad port: %w", cfg.Listen, err)
 	}
-	opts := EmbeddedOptions{Host: host, Port: port}
+	opts := EmbeddedOptions{Host: host, Port: port, ConfigFile: cfg.Server.Config, Insecure: cfg.Server.Insecure}
 	if cfg.JetStream.Enabled {
 		if opts.JetStreamDir, err = c.storeDir(cfg.JetStream.StoreDir); err != nil {
 			return err
@@ -68,6 +76,12 @@ func (c *Client) startEmbedded(cfg Config) error {
 		return err
 	}
 	c.url = c.embedded.ClientURL()
+	if !isLoopback(host) && cfg.Server.Config == "" {
+		log.Warn("INSECURE: embedded NATS accepts anyone on a non-loopback address: whoever reaches it can "+
+			"publish events and heartbeats that steer routing (events.server.insecure)", "listen", cfg.Listen)
+	}
+	log.Info("embedded NATS started; point relays at it", "url", c.url, "jetstream", cfg.JetStream.Enabled,
+		"config", cfg.Server.Config)
 	return nil
 }
 
@@ -90,10 +104,15 @@ func (c *Client) Conn() *nats.Conn { return c.nc }
 // URL is the NATS URL in use (the embedded server's when it runs one).
 func (c *Client) URL() string { return c.url }
 
+// Down reports how long the connection has been down and why, or a nil
+// error while it is up (see Monitor.Down).
+func (c *Client) Down() (time.Duration, error) { return c.monitor.Down() }
+
 // Close closes the connection and shuts the embedded server down. Close the
 // users of Conn first. It is idempotent.
 func (c *Client) Close() {
 	c.close.Do(func() {
+		c.monitor.Close()
 		if c.nc != nil {
 			c.nc.Close()
 		}

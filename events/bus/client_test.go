@@ -7,7 +7,7 @@ import (
 )
 
 func TestOpenEmbedded(t *testing.T) {
-	c, err := bus.Open(bus.Config{Listen: "127.0.0.1:0", JetStream: bus.JetStreamConfig{Enabled: true}}, "test", nil)
+	c, err := bus.Open(bus.Config{Listen: "127.0.0.1:0", JetStream: bus.JetStreamConfig{Enabled: true}}, "test", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestOpenRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := bus.Open(tt.cfg, "test", nil)
+			c, err := bus.Open(tt.cfg, "test", nil, nil)
 			if err == nil {
 				c.Close()
 				t.Fatal("Open succeeded")

@@ -26,8 +26,27 @@ type Config struct {
 	// Listen is the embedded server's "host:port". Default 127.0.0.1:4222;
 	// use a routable address only when relays run on other machines.
 	Listen string `json:"listen,omitempty"`
+	// UnreadyAfter is how long the connection may stay down (unreachable,
+	// or refusing the credentials or the TLS handshake) before the router
+	// reports not ready. Default DefaultUnreadyAfter.
+	UnreadyAfter api.Duration `json:"unreadyAfter,omitempty"`
+	// Server secures the embedded server.
+	Server ServerConfig `json:"server,omitempty"`
 	// JetStream retains event messages so a restarting router can replay them.
 	JetStream JetStreamConfig `json:"jetStream,omitempty"`
+}
+
+// ServerConfig secures the embedded NATS server.
+type ServerConfig struct {
+	// Config is a nats-server configuration file: its authorization block
+	// (users with passwords or NKeys and their permissions, or a token) and
+	// its tls block (certificate, key, and with verify a CA that client
+	// certificates must chain to) apply to the embedded server. Listen and
+	// the JetStream settings still decide its address and store.
+	Config string `json:"config,omitempty"`
+	// Insecure allows a non-loopback Listen without authentication, which
+	// lets whoever reaches it steer routing. It is logged as a warning.
+	Insecure bool `json:"insecure,omitempty"`
 }
 
 // TLSConfig names PEM files for TLS to NATS.
@@ -61,6 +80,9 @@ const (
 	DefaultListen = "127.0.0.1:4222"
 	DefaultStream = "WARMROUTE_KV"
 	DefaultMaxAge = 10 * time.Minute
+	// DefaultUnreadyAfter rides out a NATS restart but reports a bus that
+	// refuses the router within seconds.
+	DefaultUnreadyAfter = 5 * time.Second
 )
 
 // WithDefaults returns a copy of c with every zero field set to its default.
@@ -73,6 +95,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.JetStream.MaxAge == 0 {
 		c.JetStream.MaxAge = api.Duration(DefaultMaxAge)
+	}
+	if c.UnreadyAfter == 0 {
+		c.UnreadyAfter = api.Duration(DefaultUnreadyAfter)
 	}
 	return c
 }
@@ -91,12 +116,18 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("events: credentials and tls apply to an external NATS; set url"))
 	}
 	if c.Listen != "" {
-		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		host, _, err := net.SplitHostPort(c.Listen)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("events.listen %q: want host:port: %w", c.Listen, err))
+		} else if c.URL == "" && !isLoopback(host) && c.Server.Config == "" && !c.Server.Insecure {
+			errs = append(errs, fmt.Errorf("events.listen %q: %w", c.Listen, ErrInsecureListen))
 		}
 	}
-	if c.JetStream.MaxAge < 0 {
-		errs = append(errs, errors.New("events.jetStream.maxAge must not be negative"))
+	if c.URL != "" && c.Server != (ServerConfig{}) {
+		errs = append(errs, errors.New("events.server secures the embedded server; unset it with url"))
+	}
+	if c.JetStream.MaxAge < 0 || c.UnreadyAfter < 0 {
+		errs = append(errs, errors.New("events.jetStream.maxAge and events.unreadyAfter must not be negative"))
 	}
 	if err := ValidateStreamName(c.JetStream.Stream); err != nil {
 		errs = append(errs, fmt.Errorf("events.jetStream.stream: %w", err))

@@ -24,6 +24,13 @@ type ConnectOptions struct {
 	NKeySeedFile string
 	// CAFile, CertFile and KeyFile configure TLS; the client pair is optional.
 	CAFile, CertFile, KeyFile string
+	// Monitor, when set, follows the connection's state (see Monitor.Start).
+	Monitor *Monitor
+	// RetryRefused keeps reconnecting after the server refused the
+	// credentials twice in a row, which otherwise closes the connection for
+	// good: a router keeps trying (and stays not ready) until the server's
+	// accounts are fixed, while a relay exits so that its supervisor shows it.
+	RetryRefused bool
 }
 
 // Options turns o into nats.go options. Reconnects never give up, and the
@@ -34,6 +41,12 @@ func (o ConnectOptions) Options() ([]nats.Option, error) {
 	opts := []nats.Option{nats.Name(o.Name), nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond), nats.ReconnectJitter(100*time.Millisecond, time.Second),
 		nats.ReconnectBufSize(-1), nats.RetryOnFailedConnect(true)}
+	if o.Monitor != nil {
+		opts = append(opts, o.Monitor.Options()...)
+	}
+	if o.RetryRefused {
+		opts = append(opts, nats.IgnoreAuthErrorAbort())
+	}
 	if o.CredsFile != "" && o.NKeySeedFile != "" {
 		return nil, fmt.Errorf("building NATS options: creds file and nkey seed are exclusive: %w", ErrInvalidConfig)
 	}
@@ -65,11 +78,15 @@ func (o ConnectOptions) Connect() (*nats.Conn, error) {
 	if o.URL == "" {
 		return nil, fmt.Errorf("connecting to NATS: empty URL: %w", ErrInvalidConfig)
 	}
+	return o.connect()
+}
+
+func (o ConnectOptions) connect(extra ...nats.Option) (*nats.Conn, error) {
 	opts, err := o.Options()
 	if err != nil {
 		return nil, err
 	}
-	nc, err := nats.Connect(o.URL, opts...)
+	nc, err := nats.Connect(o.URL, append(opts, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to NATS %s: %w", o.URL, err)
 	}
@@ -80,7 +97,8 @@ func (o ConnectOptions) Connect() (*nats.Conn, error) {
 // single-machine deployment of `serve`. Close shuts it down and waits.
 // It is safe for concurrent use.
 type EmbeddedServer struct {
-	srv *server.Server
+	srv      *server.Server
+	internal []nats.Option // how this process authenticates to it
 }
 
 // StartEmbedded starts a NATS server listening on host:port (port 0 picks a
@@ -97,10 +115,18 @@ type EmbeddedOptions struct {
 	Port int
 	// JetStreamDir, when set, enables JetStream with file storage there.
 	JetStreamDir string
+	// ConfigFile is a nats-server configuration file whose authorization
+	// (users, NKeys, token, permissions) and tls blocks the server uses;
+	// Host, Port and JetStreamDir still decide where it listens and stores.
+	ConfigFile string
+	// Insecure allows a listen address other than loopback without
+	// authentication; it is logged as a warning by Open.
+	Insecure bool
 }
 
 // StartEmbeddedWith starts a NATS server configured by o and waits until it
-// accepts clients.
+// accepts clients. It refuses a non-loopback listen address unless clients
+// must authenticate (ConfigFile) or o.Insecure says so.
 func StartEmbeddedWith(o EmbeddedOptions) (*EmbeddedServer, error) {
 	port := o.Port
 	if port == 0 {
@@ -110,8 +136,12 @@ func StartEmbeddedWith(o EmbeddedOptions) (*EmbeddedServer, error) {
 		// taken; say why.
 		return nil, fmt.Errorf("starting embedded NATS: %w", err)
 	}
-	srv, err := server.NewServer(&server.Options{Host: o.Host, Port: port, NoLog: true, NoSigs: true,
-		MaxPayload: 8 << 20, JetStream: o.JetStreamDir != "", StoreDir: o.JetStreamDir})
+	opts, internal, err := o.serverOptions()
+	if err != nil {
+		return nil, fmt.Errorf("starting embedded NATS: %w", err)
+	}
+	opts.Host, opts.Port = o.Host, port
+	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("starting embedded NATS: %w", err)
 	}
@@ -120,7 +150,7 @@ func StartEmbeddedWith(o EmbeddedOptions) (*EmbeddedServer, error) {
 		srv.Shutdown()
 		return nil, errors.New("starting embedded NATS: not ready after 10s")
 	}
-	return &EmbeddedServer{srv: srv}, nil
+	return &EmbeddedServer{srv: srv, internal: internal}, nil
 }
 
 // ClientURL is the URL relays and routers connect to.

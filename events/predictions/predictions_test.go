@@ -90,7 +90,8 @@ func startReplica(t testing.TB, nc *nats.Conn, o replicaOptions) *replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := subscriber.New(subscriber.Config{}, subscriber.Follow{Models: []string{testModel}}, nc, sm, nil)
+	follow := subscriber.Follow{Models: []string{testModel}, Endpoints: map[string][]string{testModel: replicaEndpoints}}
+	sub, err := subscriber.New(subscriber.Config{}, follow, nc, sm, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

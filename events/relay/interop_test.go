@@ -237,7 +237,8 @@ func startRelay(t *testing.T, nc *nats.Conn, cfg relay.Config) {
 
 func startRouterSide(t *testing.T, nc *nats.Conn, model string, sink subscriber.Sink) {
 	t.Helper()
-	eventstest.StartSubscriber(t, nc, subscriber.Config{}, subscriber.Follow{Models: []string{model}}, nil, sink, nil)
+	eventstest.StartSubscriber(t, nc, subscriber.Config{HeartbeatMembership: subscriber.AnyEndpoint},
+		subscriber.Follow{Models: []string{model}}, nil, sink, nil)
 }
 
 // joinStream works around ZMQ's slow joiner: batches published before the

@@ -119,7 +119,7 @@ func (r *Relay) publishLoop(ctx context.Context) error {
 		}
 		err := r.publishItem(it, drops)
 		if errors.Is(err, nats.ErrConnectionClosed) {
-			return fmt.Errorf("publishing kv events: %w", err)
+			return fmt.Errorf("publishing kv events: %w", r.closedError())
 		}
 		if err != nil {
 			r.metrics.publishErrors.Inc()

@@ -192,9 +192,15 @@ func (r *Relay) Run(ctx context.Context) error {
 			cancel()
 		}
 	})
+	var closedErr error
+	wg.Go(func() {
+		if closedErr = r.watchClosed(ctx); closedErr != nil {
+			cancel()
+		}
+	})
 	wg.Wait()
-	if pubErr != nil {
-		return pubErr
+	if err := cmp.Or(closedErr, pubErr); err != nil {
+		return err
 	}
 	r.sendHeartbeat(true)
 	if err := r.nc.FlushTimeout(time.Second); err != nil {
@@ -233,4 +239,29 @@ func (r *Relay) headerMsg(kind string, seq uint64) *nats.Msg {
 		api.EventRelayHeader:    {r.cfg.RelayID},
 	}
 	return &nats.Msg{Subject: r.subject, Header: h}
+}
+
+// watchClosed returns, with the server's last word, once the NATS
+// connection is closed for good (for instance after the server refused the
+// credentials twice), or nil when ctx ends first.
+func (r *Relay) watchClosed(ctx context.Context) error {
+	ch := r.nc.StatusChanged(nats.CLOSED)
+	defer r.nc.RemoveStatusListener(ch)
+	if !r.nc.IsClosed() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ch:
+		}
+	}
+	return r.closedError()
+}
+
+// closedError says why the connection closed: an authorization error reads
+// as one, not as "connection closed".
+func (r *Relay) closedError() error {
+	if last := r.nc.LastError(); last != nil {
+		return fmt.Errorf("NATS connection closed (%s): %w", bus.ReasonOf(last), last)
+	}
+	return fmt.Errorf("relaying kv events: %w", nats.ErrConnectionClosed)
 }

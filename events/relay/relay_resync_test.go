@@ -284,7 +284,8 @@ func TestRouterRegainsBlocksAfterRelayRestart(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			nc := eventstest.Connect(t)
 			sink := &eventstest.Sink{}
-			eventstest.StartSubscriber(t, nc, subscriber.Config{}, subscriber.Follow{Models: []string{testModel}}, nil, sink, nil)
+			eventstest.StartSubscriber(t, nc, subscriber.Config{HeartbeatMembership: subscriber.AnyEndpoint},
+				subscriber.Follow{Models: []string{testModel}}, nil, sink, nil)
 			e := startFakeEngine(t, 100)
 			e.publish(4, false)
 			cfg := relayConfig(e)

@@ -26,6 +26,14 @@ type Config struct {
 	// and removed; the TTL controller pauses speculation for it at the same
 	// limit. Default DefaultHeartbeatMisses.
 	HeartbeatMisses int `json:"heartbeatMisses,omitempty"`
+	// HeartbeatMembership, when set, lets a relay's heartbeat add its
+	// endpoint to its model's pool (discovery) if the endpoint's IP is in
+	// one of these prefixes (AnyEndpoint for every one). Empty, the default,
+	// trusts configuration only: heartbeats and batches attach liveness,
+	// load and cache state to configured endpoints, and a message for any
+	// other endpoint is dropped and counted (result unknown_endpoint). Set
+	// it only on a bus where publishing is authenticated and limited.
+	HeartbeatMembership []string `json:"heartbeatMembership,omitempty"`
 	// Predictions shares speculative predictions with other router replicas.
 	Predictions predictions.Config `json:"predictions,omitempty"`
 }
@@ -55,6 +63,6 @@ func (c Config) Validate() error {
 	if c.QueueSize < 0 || c.HeartbeatMisses < 0 {
 		errs = append(errs, errors.New("events: queueSize and heartbeatMisses must not be negative"))
 	}
-	errs = append(errs, c.Predictions.Validate())
+	errs = append(errs, validateMembership(c.HeartbeatMembership), c.Predictions.Validate())
 	return errors.Join(errs...)
 }

@@ -30,7 +30,7 @@ func startReplaying(t testing.TB, nc *nats.Conn, stream string, reg *prometheus.
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := subscriber.Config{}
+	cfg := discovering
 	cfg.JetStream = bus.JetStreamConfig{Enabled: true, Stream: stream}
 	s := eventstest.StartSubscriber(t, nc, cfg, subscriber.Follow{Models: []string{testModel}, ReplayTimeout: 30 * time.Second},
 		m, subscriber.NewIndexSink(ix, m), nil)

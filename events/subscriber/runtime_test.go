@@ -53,7 +53,7 @@ func startTestEvents(t *testing.T, ec subscriber.Config) *evRouter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := bus.Open(ec.Config, "test-router", nil)
+	c, err := bus.Open(ec.Config, "test-router", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,11 @@ func startTestEvents(t *testing.T, ec subscriber.Config) *evRouter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.sub, err = subscriber.New(ec, subscriber.Follow{Models: []string{evModel}}, c.Conn(), m, nil); err != nil {
+	if ec.HeartbeatMembership == nil {
+		ec.HeartbeatMembership = subscriber.AnyEndpoint // these tests discover evDynamic
+	}
+	follow := subscriber.Follow{Models: []string{evModel}, Endpoints: map[string][]string{evModel: {evStatic}}}
+	if r.sub, err = subscriber.New(ec, follow, c.Conn(), m, nil); err != nil {
 		t.Fatal(err)
 	}
 	sink := subscriber.NewIndexSink(ix, m)

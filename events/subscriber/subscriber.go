@@ -23,6 +23,10 @@ type Follow struct {
 	// AllModels follows every model's streams instead of Models, so that
 	// discovery can learn models that configuration does not name.
 	AllModels bool
+	// Endpoints are the configured endpoints of each model (pool names and
+	// aliases alike): the only ones event messages may speak for unless
+	// Config.HeartbeatMembership admits others.
+	Endpoints map[string][]string
 	// ReplayTimeout bounds the start-up replay (Config.JetStream); when it
 	// runs out the router becomes ready with what it applied. Default 2m.
 	ReplayTimeout time.Duration
@@ -42,16 +46,18 @@ type Subscriber struct {
 	nc      *nats.Conn
 	sink    Sink
 	members Membership
+	admit   admission
 	metrics *subscriberMetrics
 	log     *slog.Logger
 	queue   chan inbound
 	now     func() time.Time
 
-	replay    *replayMetrics
-	ready     chan struct{}
-	cancel    context.CancelFunc
-	done      chan struct{} // closed when the apply goroutine returned
-	closeOnce sync.Once
+	replay     *replayMetrics
+	ready      chan struct{}
+	cancel     context.CancelFunc
+	done       chan struct{} // closed when the apply goroutine returned
+	closeOnce  sync.Once
+	lastReject time.Time // apply goroutine only
 	// wait is how long the message handled last waited in queue, in
 	// nanoseconds: the subscriber backlog the TTL's slack must cover.
 	wait atomic.Int64
@@ -91,6 +97,7 @@ func New(cfg Config, follow Follow, nc *nats.Conn, m *Metrics, log *slog.Logger)
 		m, _ = NewMetrics(nil) // nothing to register, so no error
 	}
 	s := &Subscriber{cfg: cfg, follow: follow, nc: nc, metrics: &m.sub, log: log,
+		admit: newAdmission(cfg.HeartbeatMembership, follow.Endpoints),
 		queue: make(chan inbound, cfg.QueueSize), now: time.Now, streams: map[Source]*streamState{},
 		replay: &m.replay, ready: make(chan struct{}), done: make(chan struct{}),
 		byEndpoint: map[string]map[Source]struct{}{}}

@@ -33,6 +33,14 @@ func (s *Subscriber) handle(in inbound) {
 		s.log.Warn("ignoring event message", "subject", in.msg.Subject, "err", err)
 		return
 	}
+	if claimed := in.msg.Header.Get(api.EventEndpointHeader); claimed != src.Endpoint {
+		s.reject("mismatch", "event message header and subject disagree", in.msg.Subject, claimed)
+		return
+	}
+	if !s.admit.admits(src.Model, src.Endpoint) {
+		s.reject("unknown_endpoint", "event message for an endpoint that is not a member", in.msg.Subject, src.Endpoint)
+		return
+	}
 	s.mu.Lock()
 	st := s.stream(src)
 	s.mu.Unlock()
@@ -155,3 +163,19 @@ func parseEventMsg(m *nats.Msg) (src Source, kind string, seq uint64, relay stri
 	}
 	return Source{Model: model, Endpoint: endpoint, DPRank: rank}, kind, seq, m.Header.Get(api.EventRelayHeader), nil
 }
+
+// reject counts a message dropped because of who it claims to speak for,
+// and logs it at most once per rejectLogEvery.
+func (s *Subscriber) reject(result, why, subject, claimed string) {
+	s.metrics.messages.WithLabelValues(result).Inc()
+	now := s.now()
+	if now.Sub(s.lastReject) < rejectLogEvery {
+		return
+	}
+	s.lastReject = now
+	s.log.Warn("dropping event message: "+why, "subject", subject, "claimed_endpoint", claimed,
+		"membership", membershipMode(s.cfg.HeartbeatMembership))
+}
+
+// rejectLogEvery bounds the log lines a flood of forged messages costs.
+const rejectLogEvery = 10 * time.Second

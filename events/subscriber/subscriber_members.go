@@ -9,9 +9,17 @@ import (
 func (s *Subscriber) handleHeartbeat(in inbound) {
 	model, endpoint, err := api.ParseSubject(api.HeartbeatSubjectPrefix, in.msg.Subject)
 	h, herr := decodeHeartbeat(in.msg.Data)
-	if err != nil || herr != nil || h.Model != model || h.Endpoint != endpoint {
+	if err != nil || herr != nil {
 		s.metrics.messages.WithLabelValues("bad_header").Inc()
 		s.log.Warn("ignoring heartbeat", "subject", in.msg.Subject, "err", err, "body_err", herr)
+		return
+	}
+	if h.Model != model || h.Endpoint != endpoint {
+		s.reject("mismatch", "heartbeat body and subject disagree", in.msg.Subject, h.Endpoint)
+		return
+	}
+	if !s.admit.admits(model, endpoint) {
+		s.reject("unknown_endpoint", "heartbeat for an endpoint that is not a member", in.msg.Subject, endpoint)
 		return
 	}
 	src := Source{Model: model, Endpoint: endpoint, DPRank: h.DPRank}

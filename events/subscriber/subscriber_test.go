@@ -22,6 +22,10 @@ import (
 
 const testModel = eventstest.Model
 
+// discovering admits any endpoint by heartbeat, as these tests use
+// endpoints they do not configure.
+var discovering = subscriber.Config{HeartbeatMembership: subscriber.AnyEndpoint}
+
 // stored encodes a vLLM batch storing (or removing) the given hashes.
 func batchPayload(kind string, hashes ...uint64) []byte {
 	b, err := msgpack.Marshal([]any{1.0, []any{map[string]any{"type": kind, "block_hashes": hashes,
@@ -65,7 +69,7 @@ func stored(relay string, seq uint64, hashes ...uint64) msgOp {
 
 func runSubscriber(t *testing.T, nc *nats.Conn, sink subscriber.Sink, members subscriber.Membership) *subscriber.Subscriber {
 	t.Helper()
-	return eventstest.StartSubscriber(t, nc, subscriber.Config{}, subscriber.Follow{Models: []string{testModel}}, nil,
+	return eventstest.StartSubscriber(t, nc, discovering, subscriber.Follow{Models: []string{testModel}}, nil,
 		sink, members)
 }
 
@@ -159,7 +163,7 @@ func TestSubscriberMembership(t *testing.T) {
 // heartbeat interval among the endpoint's ranks, and the engine's load.
 func TestFreshnessSilenceLimit(t *testing.T) {
 	nc := eventstest.Connect(t)
-	s := eventstest.StartSubscriber(t, nc, subscriber.Config{HeartbeatMisses: 5},
+	s := eventstest.StartSubscriber(t, nc, subscriber.Config{HeartbeatMisses: 5, HeartbeatMembership: subscriber.AnyEndpoint},
 		subscriber.Follow{Models: []string{testModel}}, nil, &eventstest.Sink{}, nil)
 	const ep = "127.0.0.7:1"
 	if _, ok := s.Freshness(ep); ok {
@@ -207,3 +211,5 @@ func TestStartRejectsNilSink(t *testing.T) {
 		t.Fatalf("Start(nil sink) = %v, want ErrInvalidConfig", err)
 	}
 }
+
+func jsonHeartbeat(h api.Heartbeat) ([]byte, error) { return json.Marshal(h) }
