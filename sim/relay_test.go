@@ -42,7 +42,8 @@ func relayToSink(t *testing.T, s *Server, relayReg *prometheus.Registry) (*event
 		t.Fatal(err)
 	}
 	sink := &eventstest.Sink{}
-	eventstest.StartSubscriber(t, nc, subscriber.Config{}, subscriber.Follow{Models: []string{model}}, nil, sink, nil)
+	eventstest.StartSubscriber(t, nc, subscriber.Config{}, subscriber.Follow{Models: []string{model},
+		Endpoints: map[string][]string{model: {endpoint}}}, nil, sink, nil)
 	eventstest.Run(t, "relay", rl.Run)
 	return sink, subscriber.Source{Model: model, Endpoint: endpoint}
 }

@@ -346,17 +346,23 @@ func TestRelayUsesThePayloadsDPRank(t *testing.T) {
 	e.dpRank = 1
 	rr := runRelay(t, nc, relayConfig(e))
 	e.waitReplays(1)
-	e.publish(3, true)
+	liveUntilForwarded(t, e, tap) // live batches until one reached NATS (a PUB drops what it sends before the SUB joins)
+	e.publish(1, true)
 	var last *nats.Msg
 	testwait.Until(t, 10*time.Second, func() string {
-		for last == nil || last.Header.Get(api.EventKindHeader) != api.EventKindBatch {
-			select {
-			case last = <-tap.events:
-			default:
-				return "no batch published yet"
+		select {
+		case m := <-tap.events:
+			if m.Header.Get(api.EventKindHeader) == api.EventKindBatch {
+				last = m
+				return ""
 			}
+			return "no batch after the live ones yet"
+		default:
+			if last == nil {
+				e.publish(1, true)
+			}
+			return "no batch published yet"
 		}
-		return ""
 	})
 	if got := last.Header.Get(api.EventDPRankHeader); got != "1" {
 		t.Fatalf("batch published under dp rank %q, want the payload's 1", got)
