@@ -22,12 +22,7 @@ import (
 func TestListenModeProvesTheEngine(t *testing.T) {
 	nc := eventstest.Connect(t)
 	tap := tapRelay(t, nc, testModel, resyncEndpoint)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := unusedAddr(t)
 	runRelay(t, nc, relay.Config{EventsEndpoint: "tcp://" + addr, ListenEvents: true, Model: testModel,
 		Endpoint: resyncEndpoint, HeartbeatInterval: 50 * time.Millisecond})
 	for range 5 {
@@ -86,13 +81,19 @@ func TestHealthProbeGatesConnected(t *testing.T) {
 func TestDialFailureIsKnownDown(t *testing.T) {
 	nc := eventstest.Connect(t)
 	tap := tapRelay(t, nc, testModel, resyncEndpoint)
+	addr := unusedAddr(t)
+	runRelay(t, nc, relay.Config{EventsEndpoint: "tcp://" + addr, Model: testModel,
+		Endpoint: resyncEndpoint, HeartbeatInterval: 50 * time.Millisecond})
+	nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return !h.EngineConnected && !h.EngineUnknown })
+}
+
+// unusedAddr returns a loopback address nothing listens on (a moment ago).
+func unusedAddr(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	runRelay(t, nc, relay.Config{EventsEndpoint: "tcp://" + addr, Model: testModel,
-		Endpoint: resyncEndpoint, HeartbeatInterval: 50 * time.Millisecond})
-	nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return !h.EngineConnected && !h.EngineUnknown })
+	defer ln.Close()
+	return ln.Addr().String()
 }

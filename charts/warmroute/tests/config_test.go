@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -75,7 +76,7 @@ func TestServeConfigEvents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.Events != c.want {
+			if !reflect.DeepEqual(cfg.Events, c.want) {
 				t.Errorf("events = %+v, want %+v", cfg.Events, c.want)
 			}
 		})
