@@ -5,7 +5,7 @@
 # as warmroute_build_info):
 #   docker build --build-arg VERSION=v1.2.0 --build-arg REVISION=$(git rev-parse HEAD) .
 
-FROM golang:1.27-bookworm AS build
+FROM docker.io/library/golang:1.27-bookworm AS build
 # The module needs Go 1.27; pin the exact toolchain the project tests with.
 ENV GOTOOLCHAIN=go1.27.3 CGO_ENABLED=0 GOFLAGS=-trimpath
 WORKDIR /src
