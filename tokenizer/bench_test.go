@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/warmroute/warmroute/internal/benchcpu"
 )
 
 // benchSizes are the input sizes for throughput benchmarks; the reference
@@ -54,10 +56,12 @@ func benchEncode(b *testing.B, tk *Tokenizer, text string) {
 	b.SetBytes(int64(len(text)))
 	var ids []uint32
 	var err error
+	cpu := benchcpu.Start()
 	for b.Loop() {
 		if ids, err = tk.AppendEncode(ids[:0], text, false); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu.Report(b)
 	b.ReportMetric(float64(len(ids))*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
