@@ -66,13 +66,16 @@ def spread(xs, scale=1e6):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("binary")
+    ap.add_argument("binary", help="go test -c binary, or LABEL=PATH,LABEL=PATH to interleave several")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cases", default="prose/100KB,prose/1MB")
     ap.add_argument("--cold", action="store_true", help="empty both word caches before every encode")
     ap.add_argument("families", nargs="*", default=["llama3", "qwen3", "gptoss", "gemma3"])
     a = ap.parse_args()
-    binary = os.path.abspath(a.binary)
+    binaries = []
+    for spec in a.binary.split(","):
+        label, _, path = spec.rpartition("=")
+        binaries.append((label or "Go", os.path.abspath(path)))
     cases = a.cases.split(",")
     sizes = dict(SIZES)
     texts = json.load(gzip.open(os.path.join(HERE, "golden.json.gz"), "rt", encoding="utf-8"))["texts"]
@@ -81,23 +84,27 @@ def main():
     go, ref = {}, {}
     for r in range(a.rounds):
         for fam in a.families:
-            for c, v in go_round(binary, fam, cases, a.cold).items():
-                go.setdefault((fam, c), []).append(v)
+            for label, binary in binaries:
+                for c, v in go_round(binary, fam, cases, a.cold).items():
+                    go.setdefault((label, fam, c), []).append(v)
             for c in cases:
                 ref.setdefault((fam, c), []).append(ref_round(toks[fam], inputs[c], a.cold))
         print("round %d done" % (r + 1), file=sys.stderr)
-    print("| case | Go wall ms | Go CPU ms | reference wall ms | reference CPU ms | CPU ratio (per round) |")
-    print("|---|---|---|---|---|---|")
+    print("min / median / max over %d rounds%s" % (a.rounds, ", word caches emptied before every encode" if a.cold else ""))
+    print("| case | build | Go wall ms | Go CPU ms | reference wall ms | reference CPU ms | CPU ratio (per round) |")
+    print("|---|---|---|---|---|---|---|")
     for fam in a.families:
         for c in cases:
-            g, h = go.get((fam, c), []), ref[(fam, c)]
-            if not g:
-                continue
-            ratios = [hr[1] / gr[1] for gr, hr in zip(g, h)]
-            print("| %s/%s | %s | %s | %s | %s | %.1f-%.1fx (median %.1fx) |" % (
-                fam, c, spread([x[0] for x in g]), spread([x[1] for x in g]),
-                spread([x[0] for x in h]), spread([x[1] for x in h]),
-                min(ratios), max(ratios), statistics.median(ratios)))
+            h = ref[(fam, c)]
+            for label, _ in binaries:
+                g = go.get((label, fam, c), [])
+                if not g:
+                    continue
+                ratios = [hr[1] / gr[1] for gr, hr in zip(g, h)]
+                print("| %s/%s | %s | %s | %s | %s | %s | %.1f-%.1fx (median %.1fx) |" % (
+                    fam, c, label, spread([x[0] for x in g]), spread([x[1] for x in g]),
+                    spread([x[0] for x in h]), spread([x[1] for x in h]),
+                    min(ratios), max(ratios), statistics.median(ratios)))
 
 
 if __name__ == "__main__":
