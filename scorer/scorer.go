@@ -69,6 +69,7 @@ type work struct {
 	combiner
 	fallbacks []int  // candidate indexes of the fallbacks
 	reason    []byte // the reason, built here and copied out once
+	loadRefs  loadRefs
 }
 
 // Pick chooses an endpoint for req. With a tokenizer and an index for the
@@ -123,7 +124,7 @@ func (s *Scorer) prepare(ctx context.Context, pl *pool, req *Request, candidates
 func (s *Scorer) decide(w *work, pl *pool, candidates []string, d *Decision, note string) {
 	f := &w.field
 	f.endpoints, f.blocks = candidates, len(d.keys)
-	f.loads = s.load.read(candidates, f.loads)
+	f.loads = s.load.readCached(candidates, &w.loadRefs, f.loads)
 	if f.blocks > 0 {
 		start := time.Now()
 		f.matches = s.opts.Index.Lookup(d.keys, candidates, f.matches)
