@@ -15,7 +15,7 @@ REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS       := -X github.com/warmroute/warmroute/buildinfo.version=$(VERSION) \
                  -X github.com/warmroute/warmroute/buildinfo.revision=$(REVISION)
 
-.PHONY: all build test vet demo loadtest bench envoy chart-test compare
+.PHONY: all build test vet demo loadtest bench envoy chart-test compare profile
 
 all: test
 
@@ -65,3 +65,13 @@ compare: envoy
 ## bench: every Go benchmark, briefly (BENCHTIME=1s for steadier numbers).
 bench:
 	go test -run '^$$' -bench . -benchtime $(BENCHTIME) ./...
+
+# CPU profile of the long-prompt path (Qwen 3 tokenization of a ~100k-token
+# prompt, keying, lookup, scoring, commit): BenchmarkLongPrompt in scorer.
+PROFILE_DIR ?= profile
+profile:
+	mkdir -p $(PROFILE_DIR)
+	GOMAXPROCS=1 go test ./scorer -run '^$$' -bench '^BenchmarkLongPrompt$$' -benchtime=200x \
+		-cpuprofile $(PROFILE_DIR)/cpu.pprof -o $(PROFILE_DIR)/scorer.test
+	go tool pprof -top -nodecount=30 $(PROFILE_DIR)/scorer.test $(PROFILE_DIR)/cpu.pprof
+	@echo "profile: $(PROFILE_DIR)/cpu.pprof (go tool pprof -http=: $(PROFILE_DIR)/scorer.test $(PROFILE_DIR)/cpu.pprof)"

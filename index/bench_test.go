@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warmroute/warmroute/internal/benchcpu"
 	"github.com/warmroute/warmroute/internal/testclock"
 )
 
@@ -42,12 +43,14 @@ func BenchmarkStore(b *testing.B) {
 			ix := benchIndex(b)
 			ev := benchEvent("10.0.0.1:8000", 1, n)
 			b.ReportAllocs()
+			cpu := benchcpu.Start()
 			for b.Loop() {
 				if _, err := ix.Store(ev); err != nil {
 					b.Fatal(err)
 				}
 				ix.Remove(ev.Endpoint, 0, ev.Hashes, MediumGPU)
 			}
+			cpu.Report(b)
 		})
 	}
 }
@@ -69,14 +72,88 @@ func BenchmarkLookup(b *testing.B) {
 				keys, _ := AppendKeys(nil, ev.Identity, 16, ev.Tokens)
 				dst := make([]Match, e)
 				b.ReportAllocs()
+				cpu := benchcpu.Start()
 				for b.Loop() {
 					dst = ix.Lookup(keys, eps, dst)
 				}
+				cpu.Report(b)
 				if dst[e/2].Confirmed != n {
 					b.Fatalf("matched %+v, want %d", dst[e/2], n)
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkLookupAllHold is BenchmarkLookup with every candidate holding
+// all n keys, the work llm-d's Lookup benchmark does (8 pods holding the
+// keys): every candidate's run is walked to the end.
+func BenchmarkLookupAllHold(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		for _, e := range []int{8, 64} {
+			b.Run(fmt.Sprintf("keys=%d/endpoints=%d", n, e), func(b *testing.B) {
+				ix := benchIndex(b)
+				eps := make([]string, e)
+				ev := benchEvent("", 1_000_000, n)
+				for i := range eps {
+					eps[i] = fmt.Sprintf("10.0.%d.%d:8000", i/256, i%256)
+					ev.Endpoint = eps[i]
+					if _, err := ix.Store(ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+				keys, _ := AppendKeys(nil, ev.Identity, 16, ev.Tokens)
+				dst := make([]Match, e)
+				b.ReportAllocs()
+				cpu := benchcpu.Start()
+				for b.Loop() {
+					dst = ix.Lookup(keys, eps, dst)
+				}
+				cpu.Report(b)
+				for i := range dst {
+					if dst[i].Confirmed != n {
+						b.Fatalf("endpoint %d matched %+v, want %d", i, dst[i], n)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkStoreGrowing stores a new BlockStored of n blocks per op into an
+// index that keeps them all, the work llm-d's Add benchmark does. Building
+// each op's event is outside the timer and the CPU meter.
+func BenchmarkStoreGrowing(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprintf("blocks=%d", n), func(b *testing.B) {
+			ix := benchIndex(b)
+			ev := benchEvent("10.0.0.1:8000", 1, n)
+			var cpu time.Duration
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				reseed(&ev, i+2)
+				b.StartTimer()
+				start := benchcpu.Now()
+				if _, err := ix.Store(ev); err != nil {
+					b.Fatal(err)
+				}
+				cpu += benchcpu.Now() - start
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(ix.Stats().Entries), "entries")
+		})
+	}
+}
+
+// reseed rewrites ev in place into another event of the same size whose
+// blocks no earlier seed produced.
+func reseed(ev *Stored, seed int) {
+	for i := range ev.Tokens {
+		ev.Tokens[i] = uint32(i)*2654435761 ^ uint32(seed)<<18
+	}
+	for i := range ev.Hashes {
+		ev.Hashes[i] = uint64(seed)<<32 | uint64(i)
 	}
 }
 

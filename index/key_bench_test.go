@@ -1,6 +1,8 @@
 package index
 
 import (
+	"github.com/warmroute/warmroute/internal/benchcpu"
+
 	"encoding/binary"
 	"fmt"
 	"testing"
@@ -32,9 +34,21 @@ func BenchmarkAppendKeys(b *testing.B) {
 			keys := make([]Key, 0, n/bs)
 			b.Run(fmt.Sprintf("tokens=%d/block=%d", n, bs), func(b *testing.B) {
 				b.ReportAllocs()
+				cpu := benchcpu.Start()
 				for b.Loop() {
 					keys, _ = AppendKeys(keys[:0], id, bs, toks)
 				}
+				cpu.Report(b)
+			})
+			// fresh: a new result slice each time, as a decision keys its
+			// prompt (and as llm-d's keying returns a new slice).
+			b.Run(fmt.Sprintf("tokens=%d/block=%d/fresh", n, bs), func(b *testing.B) {
+				b.ReportAllocs()
+				cpu := benchcpu.Start()
+				for b.Loop() {
+					keys, _ = AppendKeys(nil, id, bs, toks)
+				}
+				cpu.Report(b)
 			})
 		}
 	}

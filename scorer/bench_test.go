@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/internal/benchcpu"
 )
 
 const (
@@ -66,9 +67,28 @@ func benchPrompts(blocks int) [][]int {
 	return out
 }
 
+// newPrompt writes the i-th decision's prompt into buf: 128 blocks whose
+// first half is a stored sequence and whose second half no earlier decision
+// has sent, so every decision looks up, scores and speculates on blocks of
+// its own, as a peer's benchmark of fresh requests does (repeating a few
+// prompts would mostly extend each prompt's own earlier predictions).
+func newPrompt(buf []int, i, blocks int) []int {
+	seq := (i * 7919) % (blocks / benchSeqBlocks)
+	half := benchSeqBlocks * benchBS
+	buf = buf[:0]
+	for k := range half {
+		buf = append(buf, seq*half+k)
+	}
+	for k := range half {
+		buf = append(buf, 1<<31+i*half+k)
+	}
+	return buf
+}
+
 // BenchmarkDecision times a whole routing decision without tokenization
-// (token ids given): keys, lookup over every endpoint, scoring, choice,
-// commit (with speculative insert) and release. It reports p50 and p99 per
+// (token ids given) over all-new prompts (newPrompt): keys, lookup over
+// every endpoint, scoring, choice, commit (with speculative insert) and
+// release. It reports p50 and p99 per decision and process CPU time per
 // decision besides the mean. Set WARMROUTE_BENCH_10M=1 to add 10M blocks.
 func BenchmarkDecision(b *testing.B) {
 	sizes := []int{1_000_000}
@@ -90,15 +110,17 @@ func benchDecision(b *testing.B, n, blocks int) {
 	s := New(NewPools([]PoolConfig{{Name: "m", Endpoints: eps}}, ""), &Load{}, Options{
 		Index: ix, Tokens: map[string]Tokens{"m": idTokens{}}, Fallbacks: 2,
 	})
-	prompts := benchPrompts(blocks)
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, 1<<16)
+	var prompt []int
 	b.ReportAllocs()
 	b.ResetTimer()
 	i := 0
+	cpu := benchcpu.Start()
 	for b.Loop() {
+		prompt = newPrompt(prompt, i, blocks)
 		start := time.Now()
-		d, err := s.Pick(ctx, &Request{Kind: KindCompletion, Model: "m", PromptTokenIDs: [][]int{prompts[i%len(prompts)]}})
+		d, err := s.Pick(ctx, &Request{Kind: KindCompletion, Model: "m", PromptTokenIDs: [][]int{prompt}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -107,6 +129,7 @@ func benchDecision(b *testing.B, n, blocks int) {
 		lat = append(lat, time.Since(start))
 		i++
 	}
+	cpu.Report(b)
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")

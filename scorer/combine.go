@@ -94,7 +94,7 @@ func discountHerd(f *field, prefix []float64, margin float64) int {
 // score. Candidates within epsilon of the best are equivalent and one is
 // taken uniformly at random, so router replicas seeing the same state do not
 // all pick the same endpoint. ties reports how many were equivalent.
-func choose(total []float64, epsilon float64, k int) (best int, fallbacks []int, ties int) {
+func choose(total []float64, epsilon float64, k int, fb []int) (best int, fallbacks []int, ties int) {
 	top := total[0]
 	for _, v := range total[1:] {
 		top = max(top, v)
@@ -107,17 +107,16 @@ func choose(total []float64, epsilon float64, k int) (best int, fallbacks []int,
 			}
 		}
 	}
-	return best, topK(total, best, k), ties
+	return best, topK(fb[:0], total, best, k), ties
 }
 
-// topK returns the indexes of the k highest totals other than skip, best
-// first. k is small (the fallback count), so repeated scans beat sorting.
-func topK(total []float64, skip, k int) []int {
+// topK appends to out the indexes of the k highest totals other than skip,
+// best first. k is small (the fallback count), so repeated scans beat sorting.
+func topK(out []int, total []float64, skip, k int) []int {
 	k = min(k, len(total)-1)
 	if k <= 0 {
-		return nil
+		return out
 	}
-	out := make([]int, 0, k)
 	for len(out) < k {
 		pick := -1
 		for i, v := range total {

@@ -113,7 +113,7 @@ func TestChooseNearTies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			seen := map[int]int{}
 			for range 400 {
-				best, _, ties := choose(tt.total, tt.epsilon, 0)
+				best, _, ties := choose(tt.total, tt.epsilon, 0, nil)
 				seen[best]++
 				if ties != tt.wantTies {
 					t.Fatalf("ties = %d, want %d", ties, tt.wantTies)
@@ -148,7 +148,7 @@ func TestTopK(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := topK(total, tt.skip, tt.k)
+			got := topK(nil, total, tt.skip, tt.k)
 			if len(got) != len(tt.want) {
 				t.Fatalf("topK = %v, want %v", got, tt.want)
 			}

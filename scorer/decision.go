@@ -63,12 +63,15 @@ type Decision struct {
 	Basis Basis
 	Match index.Match
 
-	keys         []index.Key
-	model        string
-	promptTokens int
-	blockSize    int
-	prefill      int64
-	s            *Scorer // nil for decisions not made by a Scorer
+	keys  []index.Key
+	model string
+	// inlineFallbacks holds Fallbacks when there are few, as with the
+	// default count, saving an allocation per decision.
+	inlineFallbacks [4]string
+	promptTokens    int
+	blockSize       int
+	prefill         int64
+	s               *Scorer // nil for decisions not made by a Scorer
 
 	committed, started, usage, failed, released atomic.Bool
 }

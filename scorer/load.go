@@ -75,15 +75,44 @@ func (l *Load) Snapshot() map[string]int64 {
 	return out
 }
 
-// read fills dst with the load of each endpoint under one read lock, so a
-// decision over hundreds of candidates does not lock once per candidate.
-func (l *Load) read(endpoints []string, dst []loadSample) []loadSample {
+func (l *Load) add(endpoint string, delta int64) { l.get(endpoint).inflight.Add(delta) }
+
+func (l *Load) addPrefill(endpoint string, delta int64) { l.get(endpoint).prefill.Add(delta) }
+
+// loadRefs remembers the counters of the candidate list a decision read
+// last. Pools hand out endpoint snapshots that are replaced, never mutated,
+// so the same slice (same first element, same length) means the same names,
+// and counters are never removed: a decision over the same snapshot reads
+// the counters directly instead of hashing every name (about 20 us at 512
+// candidates). Names without counters yet are looked up again each time.
+// It holds the snapshot, so that memory cannot be reused for other names.
+//
+// Owned by one pooled work; the zero value is empty.
+type loadRefs struct {
+	names []string
+	refs  []*endpointLoad
+	nils  int // refs still nil
+}
+
+func sameSnapshot(a, b []string) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
+}
+
+// readCached fills dst with the load of each endpoint, through r.
+func (l *Load) readCached(endpoints []string, r *loadRefs, dst []loadSample) []loadSample {
+	if !sameSnapshot(r.names, endpoints) {
+		r.names, r.refs, r.nils = endpoints, r.refs[:0], len(endpoints)
+		for range endpoints {
+			r.refs = append(r.refs, nil)
+		}
+	}
+	if r.nils > 0 {
+		l.resolve(r)
+	}
 	dst = dst[:0]
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	for _, ep := range endpoints {
+	for _, c := range r.refs {
 		var s loadSample
-		if c := l.byEnd[ep]; c != nil {
+		if c != nil {
 			s = loadSample{inflight: c.inflight.Load(), prefill: c.prefill.Load()}
 		}
 		dst = append(dst, s)
@@ -91,6 +120,17 @@ func (l *Load) read(endpoints []string, dst []loadSample) []loadSample {
 	return dst
 }
 
-func (l *Load) add(endpoint string, delta int64) { l.get(endpoint).inflight.Add(delta) }
-
-func (l *Load) addPrefill(endpoint string, delta int64) { l.get(endpoint).prefill.Add(delta) }
+// resolve fills r's nil counters from the map, under one read lock.
+func (l *Load) resolve(r *loadRefs) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	r.nils = 0
+	for i, c := range r.refs {
+		if c == nil {
+			if c = l.byEnd[r.names[i]]; c == nil {
+				r.nils++
+			}
+			r.refs[i] = c
+		}
+	}
+}

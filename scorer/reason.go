@@ -3,32 +3,40 @@ package scorer
 import (
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/tokenizer"
 )
 
-// reason explains a decision compactly for the decision header, e.g.
-// "basis=confirmed; matched=12c+3s/20; endpoint=10.0.0.2:8000; score=0.81;
-// because=longest prefix". Load-only decisions say why prefixes were not used.
-func reason(f *field, best int, score float64, ties, herded int, note string) string {
-	var b strings.Builder
-	ep := f.endpoints[best]
+// appendReason appends to b the explanation of a decision, compact for the
+// decision header, e.g. "basis=confirmed; matched=12c+3s/20;
+// endpoint=10.0.0.2:8000; score=0.81; because=longest prefix". Load-only
+// decisions say why prefixes were not used.
+func appendReason(b []byte, f *field, best int, score float64, ties, herded int, note string) []byte {
 	if f.blocks == 0 && note != "" {
-		b.WriteString("basis=load; ")
-		b.WriteString(note)
+		b = append(b, "basis=load; "...)
+		b = append(b, note...)
 	} else {
 		m := matchAt(f, best)
-		b.WriteString("basis=" + basisOf(m).String())
-		b.WriteString("; matched=" + strconv.Itoa(m.Confirmed) + "c+" + strconv.Itoa(m.Speculative) + "s/" + strconv.Itoa(f.blocks))
+		b = append(b, "basis="...)
+		b = append(b, basisOf(m).String()...)
+		b = append(b, "; matched="...)
+		b = strconv.AppendInt(b, int64(m.Confirmed), 10)
+		b = append(b, "c+"...)
+		b = strconv.AppendInt(b, int64(m.Speculative), 10)
+		b = append(b, "s/"...)
+		b = strconv.AppendInt(b, int64(f.blocks), 10)
 	}
-	b.WriteString("; endpoint=" + ep)
-	b.WriteString("; score=" + strconv.FormatFloat(score, 'f', 2, 64))
-	b.WriteString("; inflight=" + strconv.FormatInt(f.loads[best].inflight, 10))
-	b.WriteString("; candidates=" + strconv.Itoa(len(f.endpoints)))
-	b.WriteString("; because=" + because(f, best, ties, herded))
-	return b.String()
+	b = append(b, "; endpoint="...)
+	b = append(b, f.endpoints[best]...)
+	b = append(b, "; score="...)
+	b = strconv.AppendFloat(b, score, 'f', 2, 64)
+	b = append(b, "; inflight="...)
+	b = strconv.AppendInt(b, f.loads[best].inflight, 10)
+	b = append(b, "; candidates="...)
+	b = strconv.AppendInt(b, int64(len(f.endpoints)), 10)
+	b = append(b, "; because="...)
+	return appendBecause(b, f, best, ties, herded)
 }
 
 func matchAt(f *field, i int) (m index.Match) {
@@ -38,8 +46,8 @@ func matchAt(f *field, i int) (m index.Match) {
 	return m
 }
 
-// because names what decided among the candidates.
-func because(f *field, best, ties, herded int) string {
+// appendBecause appends what decided among the candidates.
+func appendBecause(b []byte, f *field, best, ties, herded int) []byte {
 	longest := 0
 	if f.blocks > 0 {
 		for _, m := range f.matches {
@@ -49,17 +57,17 @@ func because(f *field, best, ties, herded int) string {
 	chosen := matchAt(f, best).Blocks()
 	switch {
 	case longest > 0 && chosen == longest && ties > 1:
-		return "longest prefix, random among " + strconv.Itoa(ties)
+		return strconv.AppendInt(append(b, "longest prefix, random among "...), int64(ties), 10)
 	case longest > 0 && chosen == longest:
-		return "longest prefix"
+		return append(b, "longest prefix"...)
 	case longest > 0 && herded > 0:
-		return "hot prefix spread"
+		return append(b, "hot prefix spread"...)
 	case longest > 0:
-		return "load outweighs prefix"
+		return append(b, "load outweighs prefix"...)
 	case ties > 1:
-		return "least loaded, random among " + strconv.Itoa(ties)
+		return strconv.AppendInt(append(b, "least loaded, random among "...), int64(ties), 10)
 	}
-	return "least loaded"
+	return append(b, "least loaded"...)
 }
 
 // tokenizeReason classifies a tokenization failure into a bounded label.

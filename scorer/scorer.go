@@ -65,10 +65,15 @@ func New(pools *Pools, load *Load, opts Options) *Scorer {
 	return s
 }
 
-// work is one decision's scratch space, pooled across decisions.
+// work is one decision's scratch space, pooled across decisions, so that
+// scoring allocates nothing per decision but the Decision itself, its keys
+// and its reason.
 type work struct {
 	field
 	combiner
+	fallbacks []int  // candidate indexes of the fallbacks
+	reason    []byte // the reason, built here and copied out once
+	loadRefs  loadRefs
 }
 
 // Pick chooses an endpoint for req. With a tokenizer and an index for the
@@ -143,7 +148,7 @@ func (s *Scorer) tokenize(ctx context.Context, tokens Tokens, pl *pool, req *Req
 func (s *Scorer) decide(w *work, pl *pool, candidates []string, d *Decision, note string) {
 	f := &w.field
 	f.endpoints, f.blocks = candidates, len(d.keys)
-	f.loads = s.load.read(candidates, f.loads)
+	f.loads = s.load.readCached(candidates, &w.loadRefs, f.loads)
 	if f.blocks > 0 {
 		start := time.Now()
 		f.matches = s.opts.Index.Lookup(d.keys, candidates, f.matches)
@@ -153,19 +158,24 @@ func (s *Scorer) decide(w *work, pl *pool, candidates []string, d *Decision, not
 	start := time.Now()
 	w.combiner = combiner{w: s.weightsOf(pl), engine: s.opts.EngineLoad, part: w.part, total: w.total}
 	total := w.combine(f)
-	best, fb, ties := choose(total, w.w.epsilon, s.opts.Fallbacks)
+	best, fb, ties := choose(total, w.w.epsilon, s.opts.Fallbacks, w.fallbacks)
+	w.fallbacks = fb
 	s.opts.Metrics.observe(stageScore, start)
 	d.Endpoint = candidates[best]
-	d.Fallbacks = make([]string, len(fb))
-	for i, j := range fb {
-		d.Fallbacks[i] = candidates[j]
+	d.Fallbacks = d.inlineFallbacks[:0]
+	if len(fb) > len(d.inlineFallbacks) {
+		d.Fallbacks = make([]string, 0, len(fb))
+	}
+	for _, j := range fb {
+		d.Fallbacks = append(d.Fallbacks, candidates[j])
 	}
 	if f.blocks > 0 {
 		d.Match = f.matches[best]
 		d.Basis = basisOf(d.Match)
 	}
 	d.prefill = int64(max(0, d.promptTokens-d.Match.Blocks()*d.blockSize))
-	d.Reason = reason(f, best, total[best], ties, w.herded, note)
+	w.reason = appendReason(w.reason[:0], f, best, total[best], ties, w.herded, note)
+	d.Reason = string(w.reason)
 	s.opts.Metrics.decision(d.Basis)
 }
 

@@ -10,7 +10,7 @@ import (
 // time), so encoding never materialises the mapped string.
 type bpe struct {
 	vocab        map[string]uint32
-	merges       map[uint64]uint64 // pair(a,b) -> rank<<32 | merged id
+	merges       mergeTable // pair(a,b) -> rank<<32 | merged id
 	byteLevel    bool
 	byteIDs      [256]uint32 // byte-level: id of each single byte
 	byteOK       [256]bool
@@ -22,12 +22,33 @@ type bpe struct {
 	fuseUnk      bool
 	split        wordSplitter
 	runeIDs      []uint32 // SentencePiece-style: id of each BMP rune, or noToken
+	cache        *wordCache
 }
 
 func pairKey(a, b uint32) uint64 { return uint64(a)<<32 | uint64(b) }
 
-// appendWord appends the ids of one pre-token to dst.
+// appendWord appends the ids of one pre-token to dst, from the word cache
+// when it is there. The cache comes before the vocabulary lookup of
+// ignore_merges models too: interleaved runs found it as fast on prose and
+// 1.3-1.6x faster on mixed text, where the vocabulary misses more.
 func (m *bpe) appendWord(dst []uint32, word string, scratch *bpeScratch) ([]uint32, error) {
+	if !cacheable(word) {
+		return m.encodeWord(dst, word, scratch, true)
+	}
+	if out, ok := m.cache.appendHit(dst, word); ok {
+		return out, nil
+	}
+	start := len(dst)
+	dst, err := m.encodeWord(dst, word, scratch, false)
+	if err == nil {
+		m.cache.store(word, dst[start:])
+	}
+	return dst, err
+}
+
+// encodeWord encodes a word without looking it up; cachePieces caches the
+// pieces a long SentencePiece-style word is split into.
+func (m *bpe) encodeWord(dst []uint32, word string, scratch *bpeScratch, cachePieces bool) ([]uint32, error) {
 	if m.ignoreMerges {
 		if id, ok := m.vocab[word]; ok {
 			return append(dst, id), nil
@@ -39,12 +60,27 @@ func (m *bpe) appendWord(dst []uint32, word string, scratch *bpeScratch) ([]uint
 	var err error
 	for len(word) > 0 {
 		n := m.split.cut(word, m.vocab)
-		if dst, err = m.appendPiece(dst, word[:n], scratch); err != nil {
+		if dst, err = m.appendPieceCached(dst, word[:n], scratch, cachePieces); err != nil {
 			return dst, err
 		}
 		word = word[n:]
 	}
 	return dst, nil
+}
+
+func (m *bpe) appendPieceCached(dst []uint32, piece string, scratch *bpeScratch, useCache bool) ([]uint32, error) {
+	useCache = useCache && cacheable(piece)
+	if useCache {
+		if out, ok := m.cache.appendHit(dst, piece); ok {
+			return out, nil
+		}
+	}
+	start := len(dst)
+	dst, err := m.appendPiece(dst, piece, scratch)
+	if useCache && err == nil {
+		m.cache.store(piece, dst[start:])
+	}
+	return dst, err
 }
 
 // appendPiece merges one piece of a word that no merge crosses out of.
@@ -183,8 +219,5 @@ func (m *bpe) mergeNaive(syms []uint32, sc *bpeScratch) []uint32 {
 const noMerge = ^uint64(0)
 
 func (m *bpe) pairValue(a, b uint32) uint64 {
-	if v, ok := m.merges[pairKey(a, b)]; ok {
-		return v
-	}
-	return noMerge
+	return m.merges.get(pairKey(a, b))
 }

@@ -100,8 +100,8 @@ func (m *bpe) mergeHeap(syms []uint32, sc *bpeScratch) []uint32 {
 		if !sc.alive[c.pos] || nx < 0 {
 			continue
 		}
-		v, ok := m.merges[pairKey(syms[c.pos], syms[nx])]
-		if !ok || uint32(v) != c.newID {
+		v := m.merges.get(pairKey(syms[c.pos], syms[nx]))
+		if v == noMerge || uint32(v) != c.newID {
 			continue
 		}
 		syms[c.pos] = c.newID
@@ -123,13 +123,13 @@ func (m *bpe) mergeHeap(syms []uint32, sc *bpeScratch) []uint32 {
 }
 
 func (m *bpe) pushCand(sc *bpeScratch, syms []uint32, a, b int32) {
-	if v, ok := m.merges[pairKey(syms[a], syms[b])]; ok {
+	if v := m.merges.get(pairKey(syms[a], syms[b])); v != noMerge {
 		sc.queue = append(sc.queue, mergeCand{rank: uint32(v >> 32), pos: a, newID: uint32(v)})
 	}
 }
 
 func (m *bpe) pushCandHeap(sc *bpeScratch, syms []uint32, a, b int32) {
-	if v, ok := m.merges[pairKey(syms[a], syms[b])]; ok {
+	if v := m.merges.get(pairKey(syms[a], syms[b])); v != noMerge {
 		sc.queue.push(mergeCand{rank: uint32(v >> 32), pos: a, newID: uint32(v)})
 	}
 }

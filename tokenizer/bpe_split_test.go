@@ -43,7 +43,7 @@ func TestWordSplitterCut(t *testing.T) {
 // table: the plain algorithm the fast paths must agree with.
 func wholeWordModel(tk *Tokenizer) *bpe {
 	m := *tk.model
-	m.split, m.runeIDs = wordSplitter{}, nil
+	m.split, m.runeIDs, m.cache = wordSplitter{}, nil, nil
 	return &m
 }
 

@@ -88,11 +88,20 @@ func classTable() []charClass {
 	return bmpTable
 }
 
+// asciiClass is the class of each ASCII byte, in an array so that the
+// ASCII fast paths index it without a bounds check or a rune decode.
+var asciiClass = func() (t [utf8.RuneSelf]charClass) {
+	for b := range t {
+		t[b] = classOf(rune(b))
+	}
+	return t
+}()
+
 // classAt decodes the rune at s[i] and returns its class and byte size.
 // Invalid UTF-8 cannot reach the scanners: input is validated first.
 func classAt(tab []charClass, s string, i int) (charClass, int) {
 	if b := s[i]; b < utf8.RuneSelf {
-		return tab[b], 1
+		return asciiClass[b], 1
 	}
 	r, n := utf8.DecodeRuneInString(s[i:])
 	if r < 0x10000 {

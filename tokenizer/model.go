@@ -50,6 +50,7 @@ func buildBPE(raw json.RawMessage, byteLevel bool) (*bpe, []string, error) {
 		return nil, nil, err
 	}
 	m.merges = merges
+	m.cache = newWordCache()
 	return m, names, nil
 }
 
@@ -125,22 +126,22 @@ func (m *bpe) fillByteTables(v map[string]uint32) {
 
 // buildMerges decodes merges given as "a b" strings or ["a", "b"] pairs;
 // rank is the position in the list.
-func buildMerges(raw []json.RawMessage, vocab map[string]uint32) (map[uint64]uint64, error) {
-	out := make(map[uint64]uint64, len(raw))
+func buildMerges(raw []json.RawMessage, vocab map[string]uint32) (mergeTable, error) {
+	out := newMergeTable(len(raw))
 	for rank, r := range raw {
 		a, b, err := decodeMerge(r)
 		if err != nil {
-			return nil, err
+			return mergeTable{}, err
 		}
 		ia, oka := vocab[a]
 		ib, okb := vocab[b]
 		im, okm := vocab[a+b]
 		if !oka || !okb || !okm {
-			return nil, fmt.Errorf("resolving merge %q %q: %w", a, b, ErrMalformed)
+			return mergeTable{}, fmt.Errorf("resolving merge %q %q: %w", a, b, ErrMalformed)
 		}
 		// A repeated pair keeps its last rank, as the reference's map
 		// construction does.
-		out[pairKey(ia, ib)] = uint64(rank)<<32 | uint64(im)
+		out.put(pairKey(ia, ib), uint64(rank)<<32|uint64(im))
 	}
 	return out, nil
 }

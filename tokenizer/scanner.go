@@ -46,9 +46,17 @@ func (sc *scanner) find(s string, from int) (start, end int) {
 }
 
 // runOf returns the end of the run of runes from i whose class has a bit of
-// want and none of deny.
+// want and none of deny. ASCII bytes, most of most prompts, take a tight
+// loop; the rune decode runs only on the first non-ASCII byte.
 func runOf(tab []charClass, s string, i int, want, deny charClass) int {
 	for i < len(s) {
+		if b := s[i]; b < utf8.RuneSelf {
+			if c := asciiClass[b]; c&want == 0 || c&deny != 0 {
+				return i
+			}
+			i++
+			continue
+		}
 		c, n := classAt(tab, s, i)
 		if c&want == 0 || c&deny != 0 {
 			return i
@@ -62,6 +70,13 @@ func runOf(tab []charClass, s string, i int, want, deny charClass) int {
 // of deny (a negated character class).
 func runNot(tab []charClass, s string, i int, deny charClass) int {
 	for i < len(s) {
+		if b := s[i]; b < utf8.RuneSelf {
+			if asciiClass[b]&deny != 0 {
+				return i
+			}
+			i++
+			continue
+		}
 		c, n := classAt(tab, s, i)
 		if c&deny != 0 {
 			return i

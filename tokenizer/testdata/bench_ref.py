@@ -18,7 +18,7 @@ from tokenizers import Tokenizer  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.join(HERE, "..", "..", ".cache", "tokenizers")
 FAMILIES = ["llama3", "qwen3", "deepseek_v3", "gptoss", "gemma3", "llama2"]
-SIZES = [("1KB", 1 << 10), ("10KB", 10 << 10), ("100KB", 100 << 10)]
+SIZES = [("1KB", 1 << 10), ("10KB", 10 << 10), ("100KB", 100 << 10), ("1MB", 1 << 20)]
 
 
 def bench_text(texts, kind, n):
