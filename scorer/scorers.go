@@ -1,6 +1,10 @@
 package scorer
 
-import "github.com/warmroute/warmroute/index"
+import (
+	"slices"
+
+	"github.com/warmroute/warmroute/index"
+)
 
 // field is one decision's candidates and what is known about each, in the
 // same order. Scorers read it; none writes it.
@@ -73,8 +77,11 @@ type EngineLoad interface {
 
 // engineScore ranks the engines' own gauges: the mean of the queue (running
 // plus waiting, scaled between the least and most loaded reporting
-// candidate) and free KV cache (1 - usage). Range [0,1]; candidates without
-// fresh gauges get the neutral 0.5, so missing data neither helps nor hurts.
+// candidate) and free KV cache (1 - usage). Range [0,1]. A candidate without
+// fresh gauges gets the median score of the candidates that report, so that
+// missing data neither helps nor hurts relative to them (a fixed 0.5 would
+// lose every cold request to an idle reporter scoring 1); with no reporter
+// every candidate gets the neutral 0.5.
 type engineScore struct{ src EngineLoad }
 
 // neutral is the score of a candidate a component knows nothing about.
@@ -99,16 +106,37 @@ func (e engineScore) Score(f *field, dst []float64) {
 		}
 		lo, hi = min(lo, q), max(hi, q)
 	}
+	var reported []float64
 	for i := range dst {
 		switch {
 		case queue[i] < 0:
-			dst[i] = neutral
+			continue
 		case hi == lo:
 			dst[i] = (1 + dst[i]) / 2
 		default:
 			dst[i] = ((hi-queue[i])/(hi-lo) + dst[i]) / 2
 		}
+		reported = append(reported, dst[i])
 	}
+	missing := median(reported)
+	for i := range dst {
+		if queue[i] < 0 {
+			dst[i] = missing
+		}
+	}
+}
+
+// median of v (sorted in place), neutral for none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return neutral
+	}
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 func clamp01(v float64) float64 {

@@ -1,6 +1,7 @@
 package scorer
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -94,9 +95,11 @@ func TestEngineScore(t *testing.T) {
 		{name: "none reported", g: gauges{}, want: []float64{0.5, 0.5, 0.5}},
 		{name: "equal queues, kv differs", g: gauges{e[0]: {1, 0, 0}, e[1]: {1, 0, 0.5}, e[2]: {1, 0, 1}}, want: []float64{1, 0.75, 0.5}},
 		{name: "queues differ", g: gauges{e[0]: {0, 0, 0}, e[1]: {2, 2, 0}, e[2]: {4, 4, 0}}, want: []float64{1, 0.75, 0.5}},
-		{name: "one missing is neutral", g: gauges{e[0]: {0, 0, 0}, e[2]: {4, 4, 1}}, want: []float64{1, 0.5, 0}},
+		{name: "one missing gets the reporters' median", g: gauges{e[0]: {0, 0, 0}, e[2]: {4, 4, 1}}, want: []float64{1, 0.5, 0}},
+		{name: "an idle lone reporter does not outscore the silent", g: gauges{e[0]: {0, 0, 0}}, want: []float64{1, 1, 1}},
+		{name: "two report, the silent one gets their median", g: gauges{e[0]: {0, 0, 0}, e[1]: {2, 2, 0.5}}, want: []float64{1, 0.25, 0.625}},
 		{name: "out of range kv clamped", g: gauges{e[0]: {0, 0, -3}, e[1]: {0, 0, 7}, e[2]: {0, 0, math.NaN()}}, want: []float64{1, 0.5, 0.75}},
-		{name: "nan queue is unknown", g: gauges{e[0]: {math.NaN(), 0, 0}, e[1]: {0, 0, 0}, e[2]: {0, 0, 0}}, want: []float64{0.5, 1, 1}},
+		{name: "nan queue is unknown", g: gauges{e[0]: {math.NaN(), 0, 0}, e[1]: {0, 0, 0}, e[2]: {0, 0, 0}}, want: []float64{1, 1, 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,5 +123,27 @@ func TestClamp01(t *testing.T) {
 				t.Fatalf("clamp01(%v) = %v, want %v", tt.in, got, tt.out)
 			}
 		})
+	}
+}
+
+// TestColdTrafficSpreadsBesideAnIdleReporter: one endpoint's relay reports
+// idle engine gauges, the others report none. Cold requests (no prefix, no
+// router load) must still spread over all three, not all land on the
+// reporter as they did when silent endpoints scored a fixed 0.5.
+func TestColdTrafficSpreadsBesideAnIdleReporter(t *testing.T) {
+	eps := pipePools[0].Endpoints
+	s := New(NewPools(pipePools, ""), &Load{}, Options{EngineLoad: gauges{eps[0]: {0, 0, 0}}})
+	seen := map[string]int{}
+	for range 60 {
+		d, err := s.Pick(context.Background(), &Request{Kind: KindCompletion, Model: "m", Prompts: []string{"hi"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[d.Endpoint]++
+		d.Commit()
+		d.Release()
+	}
+	if len(seen) != len(eps) || seen[eps[0]] > 40 {
+		t.Fatalf("60 cold requests went %v, want them spread over all %d endpoints", seen, len(eps))
 	}
 }
