@@ -37,7 +37,7 @@ func relayToSink(t *testing.T, s *Server, relayReg *prometheus.Registry) (*event
 	}
 	rl, err := relay.New(relay.Config{EventsEndpoint: s.Engine().EventsAddr(),
 		ReplayEndpoint: s.Engine().ReplayAddr(), Model: model, Endpoint: endpoint,
-		HeartbeatInterval: 50 * time.Millisecond}, nc, m, nil)
+		HeartbeatInterval: 50 * time.Millisecond, ReplayTimeout: 15 * time.Second}, nc, m, nil) // generous: a loaded machine must not turn a replay into a reset
 	if err != nil {
 		t.Fatal(err)
 	}
