@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/go-zeromq/zmq4"
 )
@@ -17,6 +18,10 @@ import (
 // engine's health endpoint must answer 200 as well: a killed engine leaves a
 // listening relay nothing else to notice.
 
+// startupGrace is how many heartbeat intervals an engine never seen may
+// take to come up before the relay reports it down (20 s at the default 2 s).
+const startupGrace = 10
+
 // engineState combines the socket evidence and the health probe into the
 // connected flag heartbeats carry. Safe for concurrent use.
 type engineState struct {
@@ -25,6 +30,9 @@ type engineState struct {
 	known   bool        // sockUp rests on evidence (a dial, a frame, a replay, a failure)
 	healthy bool        // the health probe's last verdict; true without a probe
 	probed  bool        // a verdict has come in
+	everUp  bool        // the engine has been seen (a connection or a healthy probe)
+	recheck bool        // the socket was closed on purpose, to check the engine again
+	started time.Time   // when the relay started, for the start-up grace
 	sock    zmq4.Socket // the open events socket, closed to force a recheck
 }
 
@@ -32,6 +40,7 @@ type engineState struct {
 func (r *Relay) setSocket(up bool) {
 	r.engine.mu.Lock()
 	r.engine.sockUp, r.engine.known = up, true
+	r.engine.everUp = r.engine.everUp || up
 	r.engine.mu.Unlock()
 	r.updateConnected()
 }
@@ -42,6 +51,11 @@ func (r *Relay) setSocket(up bool) {
 func (r *Relay) engineReport() (connected, unknown bool) {
 	r.engine.mu.Lock()
 	defer r.engine.mu.Unlock()
+	if !r.engine.everUp {
+		// An engine not seen yet may still be starting: unknown, not down,
+		// until the start-up grace has passed.
+		return false, time.Since(r.engine.started) < startupGrace*r.cfg.HeartbeatInterval
+	}
 	if r.engine.probed && !r.engine.healthy {
 		return false, false
 	}
@@ -58,15 +72,30 @@ func (r *Relay) engineReport() (connected, unknown bool) {
 // fails by itself when its peer restarts.
 func (r *Relay) setHealthy(ok bool) {
 	r.engine.mu.Lock()
-	back := ok && r.engine.probed && !r.engine.healthy // not the first verdict
+	// Back after being seen and then failing; not an engine coming up.
+	back := ok && r.engine.probed && !r.engine.healthy && r.engine.everUp
 	r.engine.healthy, r.engine.probed = ok, true
+	r.engine.everUp = r.engine.everUp || ok
 	sock := r.engine.sock
+	if back && sock != nil {
+		r.engine.recheck = true
+	}
 	r.engine.mu.Unlock()
 	r.updateConnected()
 	if back && sock != nil {
 		r.log.Info("engine healthy again; checking it is the engine it was")
 		_ = sock.Close()
 	}
+}
+
+// socketClosedOnPurpose reports, and clears, whether the last socket was
+// closed for a recheck rather than failing.
+func (r *Relay) socketClosedOnPurpose() bool {
+	r.engine.mu.Lock()
+	defer r.engine.mu.Unlock()
+	was := r.engine.recheck
+	r.engine.recheck = false
+	return was
 }
 
 func (r *Relay) holdSocket(s zmq4.Socket) {

@@ -75,16 +75,29 @@ func TestHealthProbeGatesConnected(t *testing.T) {
 	_ = fmt.Sprint()
 }
 
-// TestDialFailureIsKnownDown: a relay whose dial finds nothing listening
-// reports the engine disconnected and known (not merely unknown), so routers
-// stop sending it requests.
+// TestDialFailureIsKnownDown: before its first connection a relay whose
+// dial finds nothing listening reports the engine unknown (it may still be
+// starting); once an engine it was connected to stops accepting, it reports
+// it disconnected and known, so routers stop sending it requests.
 func TestDialFailureIsKnownDown(t *testing.T) {
 	nc := eventstest.Connect(t)
 	tap := tapRelay(t, nc, testModel, resyncEndpoint)
-	addr := unusedAddr(t)
-	runRelay(t, nc, relay.Config{EventsEndpoint: "tcp://" + addr, Model: testModel,
+	runRelay(t, nc, relay.Config{EventsEndpoint: "tcp://" + unusedAddr(t), Model: testModel,
 		Endpoint: resyncEndpoint, HeartbeatInterval: 50 * time.Millisecond})
-	nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return !h.EngineConnected && !h.EngineUnknown })
+	for range 3 {
+		if h := nextHeartbeat(t, tap, func(api.Heartbeat) bool { return true }); h.EngineConnected || !h.EngineUnknown {
+			t.Fatalf("never connected, the relay reports %+v, want unknown", h)
+		}
+	}
+
+	tap2 := tapRelay(t, nc, testModel, sinkEndpoint)
+	e := startFakeEngine(t, 100)
+	cfg := relayConfig(e)
+	cfg.Endpoint = sinkEndpoint
+	runRelay(t, nc, cfg)
+	nextHeartbeat(t, tap2, func(h api.Heartbeat) bool { return h.EngineConnected })
+	_ = e.pub.Close() // the engine goes away
+	nextHeartbeat(t, tap2, func(h api.Heartbeat) bool { return !h.EngineConnected && !h.EngineUnknown })
 }
 
 // unusedAddr returns a loopback address nothing listens on (a moment ago).

@@ -170,6 +170,7 @@ func New(cfg Config, nc *nats.Conn, m *Metrics, log *slog.Logger) (*Relay, error
 		metrics: m, subject: subj, hbSubj: hb}
 	r.setRank(cfg.DPRank)
 	r.engine.healthy = cfg.HealthURL == "" // without a probe, sockets alone decide
+	r.engine.started = time.Now()
 	r.out = newOutbox(cfg.BufferSize, r.metrics)
 	return r, nil
 }

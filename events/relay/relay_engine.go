@@ -29,8 +29,11 @@ func (r *Relay) engineLoop(ctx context.Context) {
 	for ctx.Err() == nil {
 		sock, err := r.openEvents(ctx)
 		if err != nil {
-			if !r.cfg.ListenEvents {
-				r.setSocket(false) // nothing accepted the dial: known down
+			if !r.cfg.ListenEvents && hadConnection {
+				// The engine was there and nothing accepts the dial now: known
+				// down. Before the first connection it may still be starting,
+				// which is unknown, not down.
+				r.setSocket(false)
 			}
 			r.log.Warn("connecting to engine events socket", "err", err)
 			sleep(ctx, bo.next())
@@ -47,7 +50,9 @@ func (r *Relay) engineLoop(ctx context.Context) {
 		hadConnection = true
 		r.holdSocket(nil)
 		_ = sock.Close()
-		r.setSocket(false)
+		if !r.socketClosedOnPurpose() { // a recheck keeps what was proven until it says otherwise
+			r.setSocket(false)
+		}
 		if ctx.Err() == nil {
 			r.log.Warn("engine events socket failed; reconnecting", "err", err)
 			sleep(ctx, bo.next())
