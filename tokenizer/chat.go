@@ -21,6 +21,10 @@ type ChatRequest struct {
 	Kwargs json.RawMessage
 	// AddGenerationPrompt appends the assistant turn header.
 	AddGenerationPrompt bool
+	// AddSpecialTokens encodes the rendered text with the tokenizer's
+	// special tokens. vLLM's default for chat is off: the template writes
+	// them, and on adds them a second time.
+	AddSpecialTokens bool
 }
 
 // ChatTemplate renders one model's chat template the way transformers
@@ -145,12 +149,13 @@ func (c *ChatTemplate) strftime(args []jinja.Value, _ map[string]jinja.Value) (j
 	return jinja.NewString(pyStrftime(c.now(), format)), nil
 }
 
-// EncodeChat renders a chat request and encodes it without adding special
-// tokens, as vLLM does for chat prompts (the template writes them).
+// EncodeChat renders a chat request and encodes it, adding special tokens
+// only when req.AddSpecialTokens asks, as vLLM does for chat prompts (the
+// template writes them).
 func (t *Tokenizer) EncodeChat(c *ChatTemplate, req ChatRequest) ([]uint32, error) {
 	text, err := c.Render(req)
 	if err != nil {
 		return nil, err
 	}
-	return t.Encode(text, false)
+	return t.Encode(text, req.AddSpecialTokens)
 }

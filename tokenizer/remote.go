@@ -39,13 +39,13 @@ func (r *Remote) Tokenize(ctx context.Context, prompt string, addSpecial bool) (
 	return r.call(ctx, map[string]any{"prompt": prompt, "add_special_tokens": addSpecial})
 }
 
-// TokenizeChat renders and encodes a chat request remotely, without
-// special tokens, as vLLM does for chat prompts.
+// TokenizeChat renders and encodes a chat request remotely, with special
+// tokens only when req.AddSpecialTokens asks (vLLM's chat default is off).
 func (r *Remote) TokenizeChat(ctx context.Context, req ChatRequest) ([]uint32, error) {
 	body := map[string]any{
 		"messages":              req.Messages,
 		"add_generation_prompt": req.AddGenerationPrompt,
-		"add_special_tokens":    false,
+		"add_special_tokens":    req.AddSpecialTokens,
 	}
 	if !isNull(req.Tools) {
 		body["tools"] = req.Tools
