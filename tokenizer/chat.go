@@ -101,9 +101,7 @@ func (c *ChatTemplate) context(req ChatRequest) (map[string]jinja.Value, error) 
 	if !msgs.IsList() {
 		return nil, fmt.Errorf("decoding messages: not a list: %w", ErrMalformed)
 	}
-	if c.format == ContentString {
-		flattenContents(msgs)
-	}
+	normalizeContents(msgs, c.format)
 	data := map[string]jinja.Value{
 		"messages":              msgs,
 		"tools":                 jinja.None(),

@@ -3,10 +3,14 @@
 tokenizer_config.json rendered by Python jinja2 the way transformers does
 (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, loopcontrols,
 tojson without ASCII escaping or key sorting, raise_exception, strftime_now
-fixed to 2025-03-07 so output is deterministic), after the one step vLLM
-adds before rendering: for a template that reads message content as a string
-(vLLM's "auto" content format, decided on the template's syntax tree), a list
-content becomes the "\n"-joined text of its text parts.
+fixed to 2025-03-07 so output is deterministic), after the content steps
+vLLM 0.33.0 takes before rendering (its parse_chat_message_content, restated
+here for content only): a missing or null content becomes "" for a template
+that reads message content as a string (vLLM's "auto" content format, decided
+on the template's syntax tree) and [] for one that loops over it; for a string
+template a list content becomes the "\n"-joined non-empty text of its text
+parts (a bare string is a text part); for a looping template a bare string in
+a list becomes a {"type": "text", "text": ...} part.
 
 Usage (from the repository root, after the tokenizer files are cached):
     pip install 'jinja2==3.1.6'
@@ -73,6 +77,20 @@ CASES = {
     "content_parts": {"messages": [
         {"role": "user", "content": [{"type": "text", "text": "Describe this."},
                                      {"type": "text", "text": " Please."}]}]},
+    "missing_content": {"messages": [
+        {"role": "user", "content": "Call it."},
+        {"role": "assistant", "tool_calls": [CALL]},
+        {"role": "user", "content": "Again."}]},
+    "null_content_no_tools": {"messages": [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": None},
+        {"role": "user", "content": "Still there?"}]},
+    "string_in_content_list": {"messages": [
+        {"role": "user", "content": ["Describe this.", {"type": "text", "text": "Please."}]}]},
+    "empty_text_part": {"messages": [
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": ""},
+                                     {"type": "image_url", "image_url": {"url": "http://x/y.png"}},
+                                     {"type": "text", "text": "b"}]}]},
     "roles_not_alternating": {"messages": [
         {"role": "user", "content": "one"}, {"role": "user", "content": "two"}]},
 }
@@ -122,12 +140,27 @@ def content_format(env, src):
     return "string"
 
 
-def flatten(messages):
+TEXT_KEYS = {"text": "text", "input_text": "text", "output_text": "text",
+             "refusal": "refusal", "thinking": "thinking"}
+
+
+def part_text(p):
+    if isinstance(p, str):
+        return p
+    key = TEXT_KEYS.get(p.get("type", "text"))
+    return p.get(key) if key else None
+
+
+def vllm_contents(messages, fmt):
     out = []
     for m in messages:
         c = m.get("content")
-        if isinstance(c, list):
-            m = dict(m, content="\n".join(p["text"] for p in c if p.get("type", "text") == "text" and "text" in p))
+        if c is None:
+            m = dict(m, content="" if fmt == "string" else [])
+        elif isinstance(c, list) and fmt == "string":
+            m = dict(m, content="\n".join(t for t in map(part_text, c) if t))
+        elif isinstance(c, list):
+            m = dict(m, content=[{"type": "text", "text": p} if isinstance(p, str) else p for p in c])
         out.append(m)
     return out
 
@@ -135,7 +168,7 @@ def flatten(messages):
 def render(tmpl, cfg, case, fmt):
     kwargs = dict(special_tokens(cfg))
     kwargs.update(case.get("chat_template_kwargs", {}))
-    messages = flatten(case["messages"]) if fmt == "string" else case["messages"]
+    messages = vllm_contents(case["messages"], fmt)
     return tmpl.render(messages=messages, tools=case.get("tools"), documents=None,
                        add_generation_prompt=case.get("add_generation_prompt", True), **kwargs)
 
