@@ -70,10 +70,11 @@ func NewChatTemplate(src, bos, eos string, opts ...ChatOption) (*ChatTemplate, e
 	return c, nil
 }
 
-// ChatTemplate compiles the default template from tokenizer_config.json.
+// ChatTemplate compiles the default template (from chat_template.jinja,
+// tokenizer_config.json or chat_template.json; see LoadDir).
 func (t *Tokenizer) ChatTemplate(opts ...ChatOption) (*ChatTemplate, error) {
 	if t.config.ChatTemplate == "" {
-		return nil, fmt.Errorf("loading chat template: none in tokenizer_config.json: %w", ErrTemplate)
+		return nil, fmt.Errorf("loading chat template: none in the tokenizer files: %w", ErrTemplate)
 	}
 	return NewChatTemplate(t.config.ChatTemplate, t.config.BOSToken, t.config.EOSToken, opts...)
 }
