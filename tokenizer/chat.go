@@ -71,8 +71,13 @@ func NewChatTemplate(src, bos, eos string, opts ...ChatOption) (*ChatTemplate, e
 }
 
 // ChatTemplate compiles the default template (from chat_template.jinja,
-// tokenizer_config.json or chat_template.json; see LoadDir).
+// tokenizer_config.json or chat_template.json; see LoadDir). A Harmony
+// vocabulary (GPT-OSS) has none to offer: vLLM does not render its chat with
+// the template (see Harmony).
 func (t *Tokenizer) ChatTemplate(opts ...ChatOption) (*ChatTemplate, error) {
+	if t.Harmony() {
+		return nil, fmt.Errorf("loading chat template: vLLM renders this model's chat in the Harmony format, not with its template: %w", ErrTemplate)
+	}
 	if t.config.ChatTemplate == "" {
 		return nil, fmt.Errorf("loading chat template: none in the tokenizer files: %w", ErrTemplate)
 	}

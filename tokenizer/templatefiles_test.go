@@ -85,18 +85,35 @@ func TestLoadDirTemplateFiles(t *testing.T) {
 	}
 }
 
-// GPT-OSS ships its template only as chat_template.jinja; LoadDir reads it.
+// LoadDir reads chat_template.jinja, except that a Harmony vocabulary
+// (GPT-OSS, which ships its template only as that file) offers no template:
+// vLLM renders its chat in the Harmony format instead. Mistral (llama2)
+// stands for a model without a template in tokenizer_config.json.
 func TestLoadDirReadsChatTemplateJinja(t *testing.T) {
-	tj, err := os.ReadFile(filepath.Join(familyDir(t, "gptoss"), "tokenizer.json"))
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		family string
+		want   string
+	}{
+		{"llama2", "Jx"},
+		{"gptoss", ""},
 	}
-	dir := writeFiles(t, map[string]string{"tokenizer.json": string(tj), chatTemplateFile: `J{{ messages[0]['content'] }}`})
-	tk, err := LoadDir(dir)
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range tests {
+		t.Run(tt.family, func(t *testing.T) {
+			tj, err := os.ReadFile(filepath.Join(familyDir(t, tt.family), "tokenizer.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := writeFiles(t, map[string]string{"tokenizer.json": string(tj), chatTemplateFile: `J{{ messages[0]['content'] }}`})
+			tk, err := LoadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tk.Harmony() != (tt.family == "gptoss") {
+				t.Errorf("Harmony() = %v", tk.Harmony())
+			}
+			checkTemplate(t, tk, tt.want)
+		})
 	}
-	checkTemplate(t, tk, "Jx")
 }
 
 func writeFiles(t *testing.T, files map[string]string) string {
