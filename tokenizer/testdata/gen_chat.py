@@ -10,7 +10,10 @@ that reads message content as a string (vLLM's "auto" content format, decided
 on the template's syntax tree) and [] for one that loops over it; for a string
 template a list content becomes the "\n"-joined non-empty text of its text
 parts (a bare string is a text part); for a looping template a bare string in
-a list becomes a {"type": "text", "text": ...} part.
+a list becomes a {"type": "text", "text": ...} part. Then, as its
+_postprocess_messages does, an assistant's empty tool_calls list is removed
+and each call's function.arguments string is parsed as JSON ({} when it is
+not JSON; {} too for arguments neither a string, an object nor a list).
 
 Usage (from the repository root, after the tokenizer files are cached):
     pip install 'jinja2==3.1.6'
@@ -91,6 +94,22 @@ CASES = {
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": ""},
                                      {"type": "image_url", "image_url": {"url": "http://x/y.png"}},
                                      {"type": "text", "text": "b"}]}]},
+    "tool_call_compact_arguments": {"tools": TOOLS, "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [dict(CALL, function={
+            "name": "get_weather", "arguments": "{\"city\":\"Paris\",\"unit\":\"c\"}"})]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "21"}]},
+    "tool_call_invalid_arguments": {"tools": TOOLS, "messages": [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            dict(CALL, function={"name": "get_weather", "arguments": "city=Paris"}),
+            dict(CALL, id="call_2", function={"name": "search", "arguments": None}),
+            dict(CALL, id="call_3", function={"name": "search", "arguments": {"q": "x", "k": 2}})]},
+        {"role": "user", "content": "Go on."}]},
+    "empty_tool_calls": {"messages": [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello.", "tool_calls": []},
+        {"role": "user", "content": "Bye"}]},
     "roles_not_alternating": {"messages": [
         {"role": "user", "content": "one"}, {"role": "user", "content": "two"}]},
 }
@@ -151,7 +170,7 @@ def part_text(p):
     return p.get(key) if key else None
 
 
-def vllm_contents(messages, fmt):
+def vllm_messages(messages, fmt):
     out = []
     for m in messages:
         c = m.get("content")
@@ -161,14 +180,31 @@ def vllm_contents(messages, fmt):
             m = dict(m, content="\n".join(t for t in map(part_text, c) if t))
         elif isinstance(c, list):
             m = dict(m, content=[{"type": "text", "text": p} if isinstance(p, str) else p for p in c])
-        out.append(m)
+        out.append(dict(m))
+    for m in out:
+        calls = m.get("tool_calls")
+        if m["role"] != "assistant" or not isinstance(calls, list):
+            continue
+        if not calls:
+            del m["tool_calls"]
+            continue
+        m["tool_calls"] = calls = [dict(c, function=dict(c["function"])) for c in calls]
+        for c in calls:
+            args = c["function"].get("arguments")
+            if isinstance(args, str):
+                try:
+                    c["function"]["arguments"] = json.loads(args)
+                except json.JSONDecodeError:
+                    c["function"]["arguments"] = {}
+            elif not isinstance(args, (dict, list)):
+                c["function"]["arguments"] = {}
     return out
 
 
 def render(tmpl, cfg, case, fmt):
     kwargs = dict(special_tokens(cfg))
     kwargs.update(case.get("chat_template_kwargs", {}))
-    messages = vllm_contents(case["messages"], fmt)
+    messages = vllm_messages(case["messages"], fmt)
     return tmpl.render(messages=messages, tools=case.get("tools"), documents=None,
                        add_generation_prompt=case.get("add_generation_prompt", True), **kwargs)
 
