@@ -32,7 +32,10 @@ type wireRequest struct {
 	// AddSpecialTokens is read for both kinds; its default differs
 	// (scorer.Request.AddSpecialTokens).
 	AddSpecialTokens jsontext.Value `json:"add_special_tokens"`
-	StreamOptions    jsontext.Value `json:"stream_options"`
+	// ReasoningEffort is read for chat requests only: vLLM passes it to the
+	// chat template.
+	ReasoningEffort jsontext.Value `json:"reasoning_effort"`
+	StreamOptions   jsontext.Value `json:"stream_options"`
 }
 
 // wireStreamOptions is stream_options; only include_usage matters to the

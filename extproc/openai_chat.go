@@ -45,6 +45,9 @@ func (w *wireRequest) readChat(req *scorer.Request) error {
 		return err
 	}
 	req.NoGenerationPrompt = !addGenerationPrompt
+	if err := optional(w.ReasoningEffort, "reasoning_effort", "a string", &req.ReasoningEffort); err != nil {
+		return err
+	}
 	var err error
 	if req.Tools, err = rawOfKind(w.Tools, '[', "tools", "a list"); err != nil {
 		return err

@@ -46,6 +46,8 @@ type Request struct {
 	// NoGenerationPrompt is set when the request turned off
 	// add_generation_prompt (the default is on).
 	NoGenerationPrompt bool
+	// ReasoningEffort is a chat request's reasoning_effort, or empty.
+	ReasoningEffort string
 	// SpecialTokens is the request's add_special_tokens; AddSpecialTokens
 	// resolves the default for its kind.
 	SpecialTokens SpecialTokens

@@ -99,3 +99,18 @@ func TestRemoteTokensSpecialTokens(t *testing.T) {
 		})
 	}
 }
+
+// A chat request's reasoning_effort reaches the template; /tokenize has no
+// such field, so the engine gets the kwargs it becomes.
+func TestRemoteTokensReasoningEffort(t *testing.T) {
+	ep, bodies := fakeEngine(t, []uint32{1})
+	req := &Request{Kind: KindChat, ReasoningEffort: "none",
+		Messages: []Message{{Role: "user", Raw: []byte(`{"role":"user","content":"hi"}`)}}}
+	if _, err := NewRemoteTokens(nil, time.Second).Tokens(context.Background(), req, []string{ep}); err != nil {
+		t.Fatal(err)
+	}
+	kw, _ := (<-bodies)["chat_template_kwargs"].(map[string]any)
+	if kw["enable_thinking"] != false || kw["reasoning_effort"] != "none" {
+		t.Fatalf("chat_template_kwargs = %v, want enable_thinking false and reasoning_effort none", kw)
+	}
+}

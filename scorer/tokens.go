@@ -38,6 +38,7 @@ func chatRequest(req *Request) (tokenizer.ChatRequest, error) {
 		Kwargs:              req.ChatTemplateKwargs,
 		AddGenerationPrompt: !req.NoGenerationPrompt,
 		AddSpecialTokens:    req.AddSpecialTokens(),
+		ReasoningEffort:     req.ReasoningEffort,
 	}, nil
 }
 

@@ -21,6 +21,10 @@ type ChatRequest struct {
 	Kwargs json.RawMessage
 	// AddGenerationPrompt appends the assistant turn header.
 	AddGenerationPrompt bool
+	// ReasoningEffort is the request's reasoning_effort, or empty. As vLLM
+	// does, it reaches the template as reasoning_effort and, unless Kwargs
+	// sets enable_thinking, as enable_thinking (false only for "none").
+	ReasoningEffort string
 	// AddSpecialTokens encodes the rendered text with the tokenizer's
 	// special tokens. vLLM's default for chat is off: the template writes
 	// them, and on adds them a second time.
@@ -98,7 +102,8 @@ func (c *ChatTemplate) Render(req ChatRequest) (string, error) {
 }
 
 // context builds the variables transformers passes: messages, tools,
-// documents, add_generation_prompt, the special tokens, then the kwargs.
+// documents, add_generation_prompt, the special tokens, then the kwargs,
+// with the request's own fields over kwargs of the same name.
 func (c *ChatTemplate) context(req ChatRequest) (map[string]jinja.Value, error) {
 	msgs, err := jsonToValue(req.Messages)
 	if err != nil {
@@ -124,7 +129,33 @@ func (c *ChatTemplate) context(req ChatRequest) (map[string]jinja.Value, error) 
 	for k, v := range c.tokens {
 		data[k] = jinja.NewString(v)
 	}
-	return data, c.addKwargs(data, req.Kwargs)
+	if err := c.addKwargs(data, req.Kwargs); err != nil {
+		return nil, err
+	}
+	// The request's own fields win over chat_template_kwargs of the same
+	// name, as vLLM merges them.
+	data["add_generation_prompt"] = jinja.NewBool(req.AddGenerationPrompt)
+	if req.ReasoningEffort != "" {
+		data["reasoning_effort"] = jinja.NewString(req.ReasoningEffort)
+		if !kwargsHave(req.Kwargs, "enable_thinking") {
+			data["enable_thinking"] = jinja.NewBool(req.ReasoningEffort != "none")
+		}
+	}
+	return data, nil
+}
+
+// kwargsHave reports whether the chat_template_kwargs object has key (even
+// as null: vLLM checks for the name).
+func kwargsHave(raw json.RawMessage, key string) bool {
+	if isNull(raw) {
+		return false
+	}
+	var kw map[string]json.RawMessage
+	if json.Unmarshal(raw, &kw) != nil {
+		return false
+	}
+	_, ok := kw[key]
+	return ok
 }
 
 func (c *ChatTemplate) addKwargs(data map[string]jinja.Value, raw json.RawMessage) error {

@@ -50,10 +50,45 @@ func (r *Remote) TokenizeChat(ctx context.Context, req ChatRequest) ([]uint32, e
 	if !isNull(req.Tools) {
 		body["tools"] = req.Tools
 	}
-	if !isNull(req.Kwargs) {
-		body["chat_template_kwargs"] = req.Kwargs
+	kwargs, err := remoteKwargs(req)
+	if err != nil {
+		return nil, err
+	}
+	if kwargs != nil {
+		body["chat_template_kwargs"] = kwargs
 	}
 	return r.call(ctx, body)
+}
+
+// remoteKwargs is the chat_template_kwargs to send: /tokenize has no
+// reasoning_effort field, so the template variables vLLM's chat endpoint
+// derives from it are sent as kwargs, as in ChatTemplate.Render.
+func remoteKwargs(req ChatRequest) (json.RawMessage, error) {
+	if req.ReasoningEffort == "" {
+		if isNull(req.Kwargs) {
+			return nil, nil
+		}
+		return req.Kwargs, nil
+	}
+	kw := map[string]json.RawMessage{}
+	if !isNull(req.Kwargs) {
+		if err := json.Unmarshal(req.Kwargs, &kw); err != nil {
+			return nil, fmt.Errorf("%w: decoding chat_template_kwargs: %w", ErrRemote, err)
+		}
+	}
+	effort, err := json.Marshal(req.ReasoningEffort)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encoding reasoning_effort: %w", ErrRemote, err)
+	}
+	kw["reasoning_effort"] = effort
+	if _, ok := kw["enable_thinking"]; !ok {
+		kw["enable_thinking"] = json.RawMessage(fmt.Sprint(req.ReasoningEffort != "none"))
+	}
+	out, err := json.Marshal(kw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encoding chat_template_kwargs: %w", ErrRemote, err)
+	}
+	return out, nil
 }
 
 func (r *Remote) call(ctx context.Context, body map[string]any) ([]uint32, error) {
