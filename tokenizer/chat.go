@@ -113,6 +113,7 @@ func (c *ChatTemplate) context(req ChatRequest) (map[string]jinja.Value, error) 
 		return nil, fmt.Errorf("decoding messages: not a list: %w", ErrMalformed)
 	}
 	normalizeContents(msgs, c.format)
+	rebuildMessages(msgs)
 	normalizeToolCalls(msgs)
 	data := map[string]jinja.Value{
 		"messages":              msgs,

@@ -27,7 +27,7 @@ func TestNormalizeToolCalls(t *testing.T) {
 		{"JSON scalar string parsed", call("assistant", `"3"`), `3;`},
 		{"object kept", call("assistant", `{"q":"x"}`), `{"q": "x"};`},
 		{"list kept", call("assistant", `[1]`), `[1];`},
-		{"other roles untouched", call("user", `"{\"a\":1}"`), `"{\"a\":1}";`},
+		{"other roles carry no tool calls", call("user", `"{\"a\":1}"`), `-`},
 		{"empty list removed", `[{"role":"assistant","content":"x","tool_calls":[]}]`, `-`},
 	}
 	ct, err := NewChatTemplate(tmpl, "", "")

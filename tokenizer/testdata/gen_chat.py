@@ -10,7 +10,8 @@ that reads message content as a string (vLLM's "auto" content format, decided
 on the template's syntax tree) and [] for one that loops over it; for a string
 template a list content becomes the "\n"-joined non-empty text of its text
 parts (a bare string is a text part); for a looping template a bare string in
-a list becomes a {"type": "text", "text": ...} part. Then, as its
+a list becomes a {"type": "text", "text": ...} part. Each message keeps
+only the fields vLLM copies (rebuild below). Then, as its
 _postprocess_messages does, an assistant's empty tool_calls list is removed
 and each call's function.arguments string is parsed as JSON ({} when it is
 not JSON; {} too for arguments neither a string, an object nor a list).
@@ -110,6 +111,11 @@ CASES = {
         {"role": "user", "content": "Hi"},
         {"role": "assistant", "content": "Hello.", "tool_calls": []},
         {"role": "user", "content": "Bye"}]},
+    "reasoning_fields": {"tools": TOOLS, "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": "", "reasoning": "Look it up.", "tool_calls": [CALL]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "21"},
+        {"role": "assistant", "content": "21 C.", "reasoning_content": "dropped by vLLM", "extra": 1}]},
     "roles_not_alternating": {"messages": [
         {"role": "user", "content": "one"}, {"role": "user", "content": "two"}]},
 }
@@ -170,6 +176,24 @@ def part_text(p):
     return p.get(key) if key else None
 
 
+def rebuild(m):
+    """The fields vLLM keeps of a message, in its order."""
+    out = {"role": m["role"], "content": m["content"]}
+    if m["role"] == "assistant":
+        if m.get("tool_calls") is not None:
+            out["tool_calls"] = list(m["tool_calls"])
+        if m.get("reasoning") is not None:
+            out["reasoning"] = out["reasoning_content"] = m["reasoning"]
+    elif m["role"] == "tool" and "tool_call_id" in m:
+        out["tool_call_id"] = m["tool_call_id"]
+    for key in ("name", "task"):
+        if isinstance(m.get(key), str):
+            out[key] = m[key]
+    if m["role"] == "developer":
+        out["tools"] = m.get("tools")
+    return out
+
+
 def vllm_messages(messages, fmt):
     out = []
     for m in messages:
@@ -180,7 +204,7 @@ def vllm_messages(messages, fmt):
             m = dict(m, content="\n".join(t for t in map(part_text, c) if t))
         elif isinstance(c, list):
             m = dict(m, content=[{"type": "text", "text": p} if isinstance(p, str) else p for p in c])
-        out.append(dict(m))
+        out.append(rebuild(m))
     for m in out:
         calls = m.get("tool_calls")
         if m["role"] != "assistant" or not isinstance(calls, list):
