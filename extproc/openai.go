@@ -35,6 +35,7 @@ type wireRequest struct {
 	// ReasoningEffort is read for chat requests only: vLLM passes it to the
 	// chat template.
 	ReasoningEffort jsontext.Value `json:"reasoning_effort"`
+	Documents       jsontext.Value `json:"documents"`
 	StreamOptions   jsontext.Value `json:"stream_options"`
 }
 

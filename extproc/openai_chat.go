@@ -52,6 +52,9 @@ func (w *wireRequest) readChat(req *scorer.Request) error {
 	if req.Tools, err = rawOfKind(w.Tools, '[', "tools", "a list"); err != nil {
 		return err
 	}
+	if req.Documents, err = rawOfKind(w.Documents, '[', "documents", "a list"); err != nil {
+		return err
+	}
 	req.ChatTemplateKwargs, err = rawOfKind(w.ChatTemplateKwargs, '{', "chat_template_kwargs", "an object")
 	return err
 }

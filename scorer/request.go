@@ -46,6 +46,9 @@ type Request struct {
 	// NoGenerationPrompt is set when the request turned off
 	// add_generation_prompt (the default is on).
 	NoGenerationPrompt bool
+	// Documents is a chat request's documents, verbatim, for templates that
+	// support retrieval.
+	Documents json.RawMessage
 	// ReasoningEffort is a chat request's reasoning_effort, or empty.
 	ReasoningEffort string
 	// SpecialTokens is the request's add_special_tokens; AddSpecialTokens

@@ -39,6 +39,7 @@ func chatRequest(req *Request) (tokenizer.ChatRequest, error) {
 		AddGenerationPrompt: !req.NoGenerationPrompt,
 		AddSpecialTokens:    req.AddSpecialTokens(),
 		ReasoningEffort:     req.ReasoningEffort,
+		Documents:           req.Documents,
 	}, nil
 }
 

@@ -21,6 +21,9 @@ type ChatRequest struct {
 	Kwargs json.RawMessage
 	// AddGenerationPrompt appends the assistant turn header.
 	AddGenerationPrompt bool
+	// Documents is the JSON array of the request's documents (for templates
+	// that support retrieval), or empty.
+	Documents json.RawMessage
 	// ReasoningEffort is the request's reasoning_effort, or empty. As vLLM
 	// does, it reaches the template as reasoning_effort and, unless Kwargs
 	// sets enable_thinking, as enable_thinking (false only for "none").
@@ -136,6 +139,11 @@ func (c *ChatTemplate) context(req ChatRequest) (map[string]jinja.Value, error) 
 	// The request's own fields win over chat_template_kwargs of the same
 	// name, as vLLM merges them.
 	data["add_generation_prompt"] = jinja.NewBool(req.AddGenerationPrompt)
+	if !isNull(req.Documents) {
+		if data["documents"], err = jsonToValue(req.Documents); err != nil {
+			return nil, err
+		}
+	}
 	if req.ReasoningEffort != "" {
 		data["reasoning_effort"] = jinja.NewString(req.ReasoningEffort)
 		if !kwargsHave(req.Kwargs, "enable_thinking") {

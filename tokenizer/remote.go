@@ -61,10 +61,11 @@ func (r *Remote) TokenizeChat(ctx context.Context, req ChatRequest) ([]uint32, e
 }
 
 // remoteKwargs is the chat_template_kwargs to send: /tokenize has no
-// reasoning_effort field, so the template variables vLLM's chat endpoint
-// derives from it are sent as kwargs, as in ChatTemplate.Render.
+// documents or reasoning_effort field, so they and the template variables
+// vLLM's chat endpoint derives from them are sent as kwargs, as in
+// ChatTemplate.Render.
 func remoteKwargs(req ChatRequest) (json.RawMessage, error) {
-	if req.ReasoningEffort == "" {
+	if req.ReasoningEffort == "" && isNull(req.Documents) {
 		if isNull(req.Kwargs) {
 			return nil, nil
 		}
@@ -76,13 +77,18 @@ func remoteKwargs(req ChatRequest) (json.RawMessage, error) {
 			return nil, fmt.Errorf("%w: decoding chat_template_kwargs: %w", ErrRemote, err)
 		}
 	}
-	effort, err := json.Marshal(req.ReasoningEffort)
-	if err != nil {
-		return nil, fmt.Errorf("%w: encoding reasoning_effort: %w", ErrRemote, err)
+	if !isNull(req.Documents) {
+		kw["documents"] = req.Documents
 	}
-	kw["reasoning_effort"] = effort
-	if _, ok := kw["enable_thinking"]; !ok {
-		kw["enable_thinking"] = json.RawMessage(fmt.Sprint(req.ReasoningEffort != "none"))
+	if req.ReasoningEffort != "" {
+		effort, err := json.Marshal(req.ReasoningEffort)
+		if err != nil {
+			return nil, fmt.Errorf("%w: encoding reasoning_effort: %w", ErrRemote, err)
+		}
+		kw["reasoning_effort"] = effort
+		if _, ok := kw["enable_thinking"]; !ok {
+			kw["enable_thinking"] = json.RawMessage(fmt.Sprint(req.ReasoningEffort != "none"))
+		}
 	}
 	out, err := json.Marshal(kw)
 	if err != nil {

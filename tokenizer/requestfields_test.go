@@ -87,6 +87,7 @@ func TestRemoteKwargs(t *testing.T) {
 		{"none", "", "", ""},
 		{"kwargs as given", "", `{"b":1,"a":2}`, `{"b":1,"a":2}`},
 		{"effort added", "none", "", `{"enable_thinking":false,"reasoning_effort":"none"}`},
+		{"documents added", "", `{"documents":[]}`, `{"documents":[{"text":"d"}]}`},
 		{"effort over kwargs", "high", `{"reasoning_effort":"low","x":1}`, `{"enable_thinking":true,"reasoning_effort":"high","x":1}`},
 		{"kwargs enable_thinking kept", "none", `{"enable_thinking":true}`, `{"enable_thinking":true,"reasoning_effort":"none"}`},
 	}
@@ -96,12 +97,50 @@ func TestRemoteKwargs(t *testing.T) {
 			if tt.kwargs != "" {
 				req.Kwargs = json.RawMessage(tt.kwargs)
 			}
+			if tt.name == "documents added" {
+				req.Documents = json.RawMessage(`[{"text":"d"}]`)
+			}
 			got, err := remoteKwargs(req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(got) != tt.want {
 				t.Fatalf("remoteKwargs = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// The request's documents reach the template over a kwargs entry of that
+// name; without them the kwargs' documents (or none) stay.
+func TestRenderDocuments(t *testing.T) {
+	ct, err := NewChatTemplate(`{{ documents | tojson }}`, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, docs, kwargs, want string
+	}{
+		{"none", "", "", "null"},
+		{"request documents", `[{"title":"t","text":"x"}]`, "", `[{"title": "t", "text": "x"}]`},
+		{"request over kwargs", `[{"text":"x"}]`, `{"documents":[{"text":"k"}]}`, `[{"text": "x"}]`},
+		{"kwargs alone", "", `{"documents":[{"text":"k"}]}`, `[{"text": "k"}]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := ChatRequest{Messages: json.RawMessage(`[]`)}
+			if tt.docs != "" {
+				req.Documents = json.RawMessage(tt.docs)
+			}
+			if tt.kwargs != "" {
+				req.Kwargs = json.RawMessage(tt.kwargs)
+			}
+			got, err := ct.Render(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("Render = %q, want %q", got, tt.want)
 			}
 		})
 	}
