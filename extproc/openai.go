@@ -29,7 +29,14 @@ type wireRequest struct {
 	CacheSalt          jsontext.Value `json:"cache_salt"`
 	// AddGenerationPrompt is read for chat requests only, as vLLM does.
 	AddGenerationPrompt jsontext.Value `json:"add_generation_prompt"`
-	StreamOptions       jsontext.Value `json:"stream_options"`
+	// AddSpecialTokens is read for both kinds; its default differs
+	// (scorer.Request.AddSpecialTokens).
+	AddSpecialTokens jsontext.Value `json:"add_special_tokens"`
+	// ReasoningEffort is read for chat requests only: vLLM passes it to the
+	// chat template.
+	ReasoningEffort jsontext.Value `json:"reasoning_effort"`
+	Documents       jsontext.Value `json:"documents"`
+	StreamOptions   jsontext.Value `json:"stream_options"`
 }
 
 // wireStreamOptions is stream_options; only include_usage matters to the
@@ -127,7 +134,28 @@ func (w *wireRequest) readCommon(req *scorer.Request, extra *requestExtras) erro
 	if err := w.readStreamOptions(extra); err != nil {
 		return err
 	}
+	if err := w.readSpecialTokens(req); err != nil {
+		return err
+	}
 	return optional(w.CacheSalt, "cache_salt", "a string", &req.CacheSalt)
+}
+
+// readSpecialTokens reads add_special_tokens. Absent or null keeps the
+// engine's default for the request's kind: vLLM adds special tokens (BOS) to
+// a completion prompt and not to a rendered chat, whose template writes them.
+func (w *wireRequest) readSpecialTokens(req *scorer.Request) error {
+	if isNull(w.AddSpecialTokens) {
+		return nil
+	}
+	var on bool
+	if err := optional(w.AddSpecialTokens, "add_special_tokens", "a boolean", &on); err != nil {
+		return err
+	}
+	req.SpecialTokens = scorer.SpecialTokensOff
+	if on {
+		req.SpecialTokens = scorer.SpecialTokensOn
+	}
+	return nil
 }
 
 // readStreamOptions reads stream_options.include_usage. vLLM rejects

@@ -45,8 +45,14 @@ func (w *wireRequest) readChat(req *scorer.Request) error {
 		return err
 	}
 	req.NoGenerationPrompt = !addGenerationPrompt
+	if err := optional(w.ReasoningEffort, "reasoning_effort", "a string", &req.ReasoningEffort); err != nil {
+		return err
+	}
 	var err error
 	if req.Tools, err = rawOfKind(w.Tools, '[', "tools", "a list"); err != nil {
+		return err
+	}
+	if req.Documents, err = rawOfKind(w.Documents, '[', "documents", "a list"); err != nil {
 		return err
 	}
 	req.ChatTemplateKwargs, err = rawOfKind(w.ChatTemplateKwargs, '{', "chat_template_kwargs", "an object")
@@ -94,46 +100,78 @@ func readMessage(raw jsontext.Value, i int, out *scorer.Message) error {
 	}
 }
 
-// readParts joins the text parts of a list content with "\n", as vLLM does
-// when it flattens content for a string-format chat template. Other part
-// types (images, audio) stay only in Message.Raw.
+// readParts joins the non-empty text of a list content's text parts with
+// "\n", as vLLM does when it flattens content for a string-format chat
+// template; a bare string in the list is a text part, as vLLM accepts it.
+// Other part types (images, audio) stay only in Message.Raw.
 func readParts(v jsontext.Value, field func(string) string, out *scorer.Message) error {
 	var parts []wirePart
 	if json.Unmarshal(v, &parts, decodeOptions) != nil {
-		return readPartsSlowly(v, field)
+		return readMixedParts(v, field, out)
 	}
 	var sb strings.Builder
-	texts := 0
 	for j := range parts {
 		text, isText, err := parts[j].read(func(s string) string { return field(fmt.Sprintf(".content[%d]%s", j, s)) })
 		if err != nil {
 			return err
 		}
 		if isText {
-			if texts > 0 {
-				sb.WriteByte('\n')
-			}
-			sb.WriteString(text)
-			texts++
+			appendText(&sb, text)
 		}
 	}
 	out.Content = sb.String()
 	return nil
 }
 
-// readPartsSlowly finds which part made the fast path fail, to name it.
-func readPartsSlowly(v jsontext.Value, field func(string) string) error {
-	var parts []jsontext.Value
-	if json.Unmarshal(v, &parts) != nil {
+// appendText adds one part's text to the joined content; vLLM leaves empty
+// texts out of the join.
+func appendText(sb *strings.Builder, text string) {
+	if text == "" {
+		return
+	}
+	if sb.Len() > 0 {
+		sb.WriteByte('\n')
+	}
+	sb.WriteString(text)
+}
+
+// readMixedParts reads a list that the fast path could not: one holding bare
+// strings, or a part that is neither a string nor an object (named in the
+// error).
+func readMixedParts(v jsontext.Value, field func(string) string, out *scorer.Message) error {
+	var raw []jsontext.Value
+	if json.Unmarshal(v, &raw) != nil {
 		return wrongType(field(".content"), "a list of content parts")
 	}
-	for j, raw := range parts {
+	var sb strings.Builder
+	for j, r := range raw {
+		partField := func(s string) string { return field(fmt.Sprintf(".content[%d]%s", j, s)) }
+		switch r.Kind() {
+		case '"':
+			var text string
+			if json.Unmarshal(r, &text) != nil {
+				return wrongType(partField(""), "a string or an object")
+			}
+			appendText(&sb, text)
+			continue
+		case '{':
+		default:
+			return wrongType(partField(""), "a string or an object")
+		}
 		var p wirePart
-		if raw.Kind() != '{' || json.Unmarshal(raw, &p, decodeOptions) != nil {
-			return wrongType(field(fmt.Sprintf(".content[%d]", j)), "an object")
+		if json.Unmarshal(r, &p, decodeOptions) != nil {
+			return wrongType(partField(""), "an object")
+		}
+		text, isText, err := p.read(partField)
+		if err != nil {
+			return err
+		}
+		if isText {
+			appendText(&sb, text)
 		}
 	}
-	return wrongType(field(".content"), "a list of content parts")
+	out.Content = sb.String()
+	return nil
 }
 
 func (p *wirePart) read(field func(string) string) (text string, isText bool, err error) {

@@ -28,6 +28,7 @@ type driftJob struct {
 	endpoint string
 	chat     *tokenizer.ChatRequest // nil for a completion prompt
 	prompt   string
+	special  bool // the prompt's add_special_tokens
 }
 
 // driftQueue bounds the samples waiting for a comparison.
@@ -56,7 +57,7 @@ func (d *DriftTokens) sample(req *Request, endpoint string) {
 		}
 		job.chat = &cr
 	} else if text, ids, ok := firstPrompt(req); ok && ids == nil {
-		job.prompt = text
+		job.prompt, job.special = text, req.AddSpecialTokens()
 	} else {
 		return // caller-given ids: nothing to compare
 	}
@@ -93,5 +94,5 @@ func (d *DriftTokens) check(ctx context.Context, job driftJob) {
 		drift.CheckChat(ctx, *job.chat)
 		return
 	}
-	drift.CheckPrompt(ctx, job.prompt, true)
+	drift.CheckPrompt(ctx, job.prompt, job.special)
 }

@@ -46,9 +46,17 @@ type Request struct {
 	// NoGenerationPrompt is set when the request turned off
 	// add_generation_prompt (the default is on).
 	NoGenerationPrompt bool
-	Stream             bool
-	CacheSalt          string
-	BodyBytes          int
+	// Documents is a chat request's documents, verbatim, for templates that
+	// support retrieval.
+	Documents json.RawMessage
+	// ReasoningEffort is a chat request's reasoning_effort, or empty.
+	ReasoningEffort string
+	// SpecialTokens is the request's add_special_tokens; AddSpecialTokens
+	// resolves the default for its kind.
+	SpecialTokens SpecialTokens
+	Stream        bool
+	CacheSalt     string
+	BodyBytes     int
 	// Subset, when non-nil, restricts the candidates to these endpoints (the
 	// gateway's subset hint). An empty non-nil slice allows none.
 	Subset []string
@@ -61,4 +69,30 @@ type Message struct {
 	Role    string
 	Content string
 	Raw     json.RawMessage
+}
+
+// SpecialTokens is a request's add_special_tokens: whether the engine adds the
+// tokenizer's special tokens (such as BOS) when it encodes the prompt.
+type SpecialTokens int8
+
+// SpecialTokens values. The zero value is the engine's default for the kind.
+const (
+	SpecialTokensDefault SpecialTokens = iota
+	SpecialTokensOn
+	SpecialTokensOff
+)
+
+// AddSpecialTokens reports whether the prompt is encoded with special tokens.
+// As in vLLM (tokenizer.VLLMVersion), a completion prompt gets them unless the
+// request turns them off, and a rendered chat prompt does not unless the
+// request turns them on (its template already writes them, so on means a
+// second BOS).
+func (r *Request) AddSpecialTokens() bool {
+	switch r.SpecialTokens {
+	case SpecialTokensOn:
+		return true
+	case SpecialTokensOff:
+		return false
+	}
+	return r.Kind != KindChat
 }

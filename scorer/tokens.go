@@ -37,6 +37,9 @@ func chatRequest(req *Request) (tokenizer.ChatRequest, error) {
 		Tools:               req.Tools,
 		Kwargs:              req.ChatTemplateKwargs,
 		AddGenerationPrompt: !req.NoGenerationPrompt,
+		AddSpecialTokens:    req.AddSpecialTokens(),
+		ReasoningEffort:     req.ReasoningEffort,
+		Documents:           req.Documents,
 	}, nil
 }
 
@@ -65,7 +68,8 @@ func tokenIDs(ids []int) ([]uint32, error) {
 }
 
 // LocalTokens encodes in process: chat through the template and a prefix
-// cache (turn N+1 re-uses turn N's ids), completions with special tokens.
+// cache (turn N+1 re-uses turn N's ids), completions with special tokens
+// unless the request turns them off (Request.AddSpecialTokens).
 // Safe for concurrent use; build it with NewLocalTokens.
 type LocalTokens struct {
 	tk     *tokenizer.Tokenizer
@@ -95,7 +99,7 @@ func (l *LocalTokens) Tokens(_ context.Context, req *Request, _ []string) ([]uin
 	case ids != nil:
 		return tokenIDs(ids)
 	}
-	return l.tk.Encode(text, true)
+	return l.tk.Encode(text, req.AddSpecialTokens())
 }
 
 func (l *LocalTokens) chatTokens(req *Request) ([]uint32, error) {
@@ -110,7 +114,7 @@ func (l *LocalTokens) chatTokens(req *Request) ([]uint32, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.prefix.Encode(text, false)
+	return l.prefix.Encode(text, cr.AddSpecialTokens)
 }
 
 // RemoteTokens asks one of the pool's engines (POST /tokenize), chosen at
@@ -147,5 +151,5 @@ func (r *RemoteTokens) Tokens(ctx context.Context, req *Request, endpoints []str
 	case ids != nil:
 		return tokenIDs(ids)
 	}
-	return remote.Tokenize(ctx, text, true)
+	return remote.Tokenize(ctx, text, req.AddSpecialTokens())
 }

@@ -21,6 +21,17 @@ type ChatRequest struct {
 	Kwargs json.RawMessage
 	// AddGenerationPrompt appends the assistant turn header.
 	AddGenerationPrompt bool
+	// Documents is the JSON array of the request's documents (for templates
+	// that support retrieval), or empty.
+	Documents json.RawMessage
+	// ReasoningEffort is the request's reasoning_effort, or empty. As vLLM
+	// does, it reaches the template as reasoning_effort and, unless Kwargs
+	// sets enable_thinking, as enable_thinking (false only for "none").
+	ReasoningEffort string
+	// AddSpecialTokens encodes the rendered text with the tokenizer's
+	// special tokens. vLLM's default for chat is off: the template writes
+	// them, and on adds them a second time.
+	AddSpecialTokens bool
 }
 
 // ChatTemplate renders one model's chat template the way transformers
@@ -66,10 +77,16 @@ func NewChatTemplate(src, bos, eos string, opts ...ChatOption) (*ChatTemplate, e
 	return c, nil
 }
 
-// ChatTemplate compiles the default template from tokenizer_config.json.
+// ChatTemplate compiles the default template (from chat_template.jinja,
+// tokenizer_config.json or chat_template.json; see LoadDir). A Harmony
+// vocabulary (GPT-OSS) has none to offer: vLLM does not render its chat with
+// the template (see Harmony).
 func (t *Tokenizer) ChatTemplate(opts ...ChatOption) (*ChatTemplate, error) {
+	if t.Harmony() {
+		return nil, fmt.Errorf("loading chat template: vLLM renders this model's chat in the Harmony format, not with its template: %w", ErrTemplate)
+	}
 	if t.config.ChatTemplate == "" {
-		return nil, fmt.Errorf("loading chat template: none in tokenizer_config.json: %w", ErrTemplate)
+		return nil, fmt.Errorf("loading chat template: none in the tokenizer files: %w", ErrTemplate)
 	}
 	return NewChatTemplate(t.config.ChatTemplate, t.config.BOSToken, t.config.EOSToken, opts...)
 }
@@ -88,7 +105,8 @@ func (c *ChatTemplate) Render(req ChatRequest) (string, error) {
 }
 
 // context builds the variables transformers passes: messages, tools,
-// documents, add_generation_prompt, the special tokens, then the kwargs.
+// documents, add_generation_prompt, the special tokens, then the kwargs,
+// with the request's own fields over kwargs of the same name.
 func (c *ChatTemplate) context(req ChatRequest) (map[string]jinja.Value, error) {
 	msgs, err := jsonToValue(req.Messages)
 	if err != nil {
@@ -97,9 +115,9 @@ func (c *ChatTemplate) context(req ChatRequest) (map[string]jinja.Value, error) 
 	if !msgs.IsList() {
 		return nil, fmt.Errorf("decoding messages: not a list: %w", ErrMalformed)
 	}
-	if c.format == ContentString {
-		flattenContents(msgs)
-	}
+	normalizeContents(msgs, c.format)
+	rebuildMessages(msgs)
+	normalizeToolCalls(msgs)
 	data := map[string]jinja.Value{
 		"messages":              msgs,
 		"tools":                 jinja.None(),
@@ -115,7 +133,38 @@ func (c *ChatTemplate) context(req ChatRequest) (map[string]jinja.Value, error) 
 	for k, v := range c.tokens {
 		data[k] = jinja.NewString(v)
 	}
-	return data, c.addKwargs(data, req.Kwargs)
+	if err := c.addKwargs(data, req.Kwargs); err != nil {
+		return nil, err
+	}
+	// The request's own fields win over chat_template_kwargs of the same
+	// name, as vLLM merges them.
+	data["add_generation_prompt"] = jinja.NewBool(req.AddGenerationPrompt)
+	if !isNull(req.Documents) {
+		if data["documents"], err = jsonToValue(req.Documents); err != nil {
+			return nil, err
+		}
+	}
+	if req.ReasoningEffort != "" {
+		data["reasoning_effort"] = jinja.NewString(req.ReasoningEffort)
+		if !kwargsHave(req.Kwargs, "enable_thinking") {
+			data["enable_thinking"] = jinja.NewBool(req.ReasoningEffort != "none")
+		}
+	}
+	return data, nil
+}
+
+// kwargsHave reports whether the chat_template_kwargs object has key (even
+// as null: vLLM checks for the name).
+func kwargsHave(raw json.RawMessage, key string) bool {
+	if isNull(raw) {
+		return false
+	}
+	var kw map[string]json.RawMessage
+	if json.Unmarshal(raw, &kw) != nil {
+		return false
+	}
+	_, ok := kw[key]
+	return ok
 }
 
 func (c *ChatTemplate) addKwargs(data map[string]jinja.Value, raw json.RawMessage) error {
@@ -145,12 +194,13 @@ func (c *ChatTemplate) strftime(args []jinja.Value, _ map[string]jinja.Value) (j
 	return jinja.NewString(pyStrftime(c.now(), format)), nil
 }
 
-// EncodeChat renders a chat request and encodes it without adding special
-// tokens, as vLLM does for chat prompts (the template writes them).
+// EncodeChat renders a chat request and encodes it, adding special tokens
+// only when req.AddSpecialTokens asks, as vLLM does for chat prompts (the
+// template writes them).
 func (t *Tokenizer) EncodeChat(c *ChatTemplate, req ChatRequest) ([]uint32, error) {
 	text, err := c.Render(req)
 	if err != nil {
 		return nil, err
 	}
-	return t.Encode(text, false)
+	return t.Encode(text, req.AddSpecialTokens)
 }

@@ -5,8 +5,9 @@ import (
 	"fmt"
 )
 
-// Config is the part of tokenizer_config.json the router needs. The zero
-// value means "no config file": no chat template and no named tokens.
+// Config is the part of tokenizer_config.json the router needs, with the chat
+// templates of the template files beside it (see LoadDir). The zero value
+// means "no config file": no chat template and no named tokens.
 type Config struct {
 	// ChatTemplate is the default Jinja chat template, if any.
 	ChatTemplate string

@@ -50,10 +50,16 @@ func DetectContentFormat(src string) ContentFormat {
 	return ContentString
 }
 
-// flattenContents replaces each message's list content with the "\n"-joined
-// text of its text parts, as vLLM does for string-format templates. Other
-// part types carry no text for a text-only model and are dropped.
-func flattenContents(msgs jinja.Value) {
+// normalizeContents gives each message the content vLLM passes to the
+// template (VLLMVersion). A missing or null content (an assistant turn that
+// only calls tools) is empty: "" for a string-format template, [] for an
+// OpenAI-format one, so no template prints "None" or takes a branch for a
+// missing value. A string-format template gets a list content as the
+// "\n"-joined non-empty text of its text parts, a bare string counting as a
+// text part; an OpenAI-format template gets each bare string in a list as a
+// {"type": "text", "text": ...} part. Other part types carry no text for a
+// text-only model and are dropped from the joined text.
+func normalizeContents(msgs jinja.Value, f ContentFormat) {
 	l := msgs.AsList()
 	for i := range l.Len() {
 		m := l.Get(i)
@@ -62,27 +68,64 @@ func flattenContents(msgs jinja.Value) {
 		}
 		d := m.AsDict()
 		c, ok := d.Get("content")
-		if !ok || !c.IsList() {
-			continue
+		switch {
+		case (!ok || c.IsNone()) && f == ContentString:
+			d.Set("content", jinja.NewString(""))
+		case !ok || c.IsNone():
+			d.Set("content", jinja.NewList([]jinja.Value{}))
+		case c.IsList() && f == ContentString:
+			d.Set("content", jinja.NewString(joinTextParts(c.AsList())))
+		case c.IsList():
+			wrapStringParts(c.AsList())
 		}
-		d.Set("content", jinja.NewString(joinTextParts(c.AsList())))
 	}
+}
+
+// textPartKeys maps the part types vLLM reads as text to the key holding it.
+var textPartKeys = map[string]string{
+	"text": "text", "input_text": "text", "output_text": "text",
+	"refusal": "refusal", "thinking": "thinking",
 }
 
 func joinTextParts(parts *jinja.List) string {
 	var texts []string
 	for i := range parts.Len() {
-		p := parts.Get(i)
-		if !p.IsDict() {
-			continue
-		}
-		d := p.AsDict()
-		if t, ok := d.Get("type"); ok && t.IsString() && t.AsString() != "text" {
-			continue
-		}
-		if text, ok := d.Get("text"); ok && text.IsString() {
-			texts = append(texts, text.AsString())
+		if text := partText(parts.Get(i)); text != "" {
+			texts = append(texts, text)
 		}
 	}
 	return strings.Join(texts, "\n")
+}
+
+// partText is the text a content part contributes, "" for none. A part
+// without a type is read as text, as before vLLM rejects it.
+func partText(p jinja.Value) string {
+	if p.IsString() {
+		return p.AsString()
+	}
+	if !p.IsDict() {
+		return ""
+	}
+	d := p.AsDict()
+	key := "text"
+	if t, ok := d.Get("type"); ok {
+		if key, ok = textPartKeys[t.AsString()]; !t.IsString() || !ok {
+			return ""
+		}
+	}
+	if text, ok := d.Get(key); ok && text.IsString() {
+		return text.AsString()
+	}
+	return ""
+}
+
+func wrapStringParts(parts *jinja.List) {
+	for i, p := range parts.Items {
+		if p.IsString() {
+			d := jinja.NewDict()
+			d.AsDict().Set("type", jinja.NewString("text"))
+			d.AsDict().Set("text", p)
+			parts.Items[i] = d
+		}
+	}
 }

@@ -30,7 +30,8 @@ func TestDetectContentFormat(t *testing.T) {
 	}
 }
 
-func TestFlattenContents(t *testing.T) {
+// Contents reach the template as vLLM passes them (VLLMVersion).
+func TestNormalizeContents(t *testing.T) {
 	const tmpl = `{% for m in messages %}[{{ m['content'] }}]{% endfor %}`
 	tests := []struct {
 		name     string
@@ -43,6 +44,15 @@ func TestFlattenContents(t *testing.T) {
 		{"non-text parts dropped", `[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"a"}]}]`, ContentString, "[a]"},
 		{"empty list", `[{"role":"user","content":[]}]`, ContentString, "[]"},
 		{"openai format keeps the list", `[{"role":"user","content":[{"type":"text","text":"a"}]}]`, ContentOpenAI, "[[{'type': 'text', 'text': 'a'}]]"},
+		{"null content is empty", `[{"role":"assistant","content":null,"tool_calls":[]}]`, ContentString, "[]"},
+		{"missing content is empty", `[{"role":"assistant"}]`, ContentString, "[]"},
+		{"null content is an empty list for openai", `[{"role":"assistant","content":null}]`, ContentOpenAI, "[[]]"},
+		{"missing content is an empty list for openai", `[{"role":"assistant"}]`, ContentOpenAI, "[[]]"},
+		{"bare string is a text part", `[{"role":"user","content":["a",{"type":"text","text":"b"}]}]`, ContentString, "[a\nb]"},
+		{"bare string wrapped for openai", `[{"role":"user","content":["a"]}]`, ContentOpenAI, "[[{'type': 'text', 'text': 'a'}]]"},
+		{"empty texts dropped", `[{"role":"user","content":["",{"type":"text","text":""},{"type":"text","text":null},"a"]}]`, ContentString, "[a]"},
+		{"other text part types", `[{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"refusal","refusal":"b"},{"type":"thinking","thinking":"c"},{"type":"output_text","text":"d"}]}]`, ContentString, "[a\nb\nc\nd]"},
+		{"string content untouched for openai", `[{"role":"user","content":"hi"}]`, ContentOpenAI, "[hi]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

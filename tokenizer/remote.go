@@ -39,21 +39,62 @@ func (r *Remote) Tokenize(ctx context.Context, prompt string, addSpecial bool) (
 	return r.call(ctx, map[string]any{"prompt": prompt, "add_special_tokens": addSpecial})
 }
 
-// TokenizeChat renders and encodes a chat request remotely, without
-// special tokens, as vLLM does for chat prompts.
+// TokenizeChat renders and encodes a chat request remotely, with special
+// tokens only when req.AddSpecialTokens asks (vLLM's chat default is off).
 func (r *Remote) TokenizeChat(ctx context.Context, req ChatRequest) ([]uint32, error) {
 	body := map[string]any{
 		"messages":              req.Messages,
 		"add_generation_prompt": req.AddGenerationPrompt,
-		"add_special_tokens":    false,
+		"add_special_tokens":    req.AddSpecialTokens,
 	}
 	if !isNull(req.Tools) {
 		body["tools"] = req.Tools
 	}
-	if !isNull(req.Kwargs) {
-		body["chat_template_kwargs"] = req.Kwargs
+	kwargs, err := remoteKwargs(req)
+	if err != nil {
+		return nil, err
+	}
+	if kwargs != nil {
+		body["chat_template_kwargs"] = kwargs
 	}
 	return r.call(ctx, body)
+}
+
+// remoteKwargs is the chat_template_kwargs to send: /tokenize has no
+// documents or reasoning_effort field, so they and the template variables
+// vLLM's chat endpoint derives from them are sent as kwargs, as in
+// ChatTemplate.Render.
+func remoteKwargs(req ChatRequest) (json.RawMessage, error) {
+	if req.ReasoningEffort == "" && isNull(req.Documents) {
+		if isNull(req.Kwargs) {
+			return nil, nil
+		}
+		return req.Kwargs, nil
+	}
+	kw := map[string]json.RawMessage{}
+	if !isNull(req.Kwargs) {
+		if err := json.Unmarshal(req.Kwargs, &kw); err != nil {
+			return nil, fmt.Errorf("%w: decoding chat_template_kwargs: %w", ErrRemote, err)
+		}
+	}
+	if !isNull(req.Documents) {
+		kw["documents"] = req.Documents
+	}
+	if req.ReasoningEffort != "" {
+		effort, err := json.Marshal(req.ReasoningEffort)
+		if err != nil {
+			return nil, fmt.Errorf("%w: encoding reasoning_effort: %w", ErrRemote, err)
+		}
+		kw["reasoning_effort"] = effort
+		if _, ok := kw["enable_thinking"]; !ok {
+			kw["enable_thinking"] = json.RawMessage(fmt.Sprint(req.ReasoningEffort != "none"))
+		}
+	}
+	out, err := json.Marshal(kw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: encoding chat_template_kwargs: %w", ErrRemote, err)
+	}
+	return out, nil
 }
 
 func (r *Remote) call(ctx context.Context, body map[string]any) ([]uint32, error) {

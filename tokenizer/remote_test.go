@@ -38,7 +38,7 @@ func engineSim(t *testing.T, tk *Tokenizer) *httptest.Server {
 		if req.Prompt != nil {
 			ids, err = tk.Encode(*req.Prompt, req.AddSpecial)
 		} else {
-			ids, err = tk.EncodeChat(ct, ChatRequest{Messages: req.Messages, AddGenerationPrompt: req.AddGenerate})
+			ids, err = tk.EncodeChat(ct, ChatRequest{Messages: req.Messages, AddGenerationPrompt: req.AddGenerate, AddSpecialTokens: req.AddSpecial})
 		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)

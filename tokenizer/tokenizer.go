@@ -48,8 +48,9 @@ type fileJSON struct {
 	Model         json.RawMessage `json:"model"`
 }
 
-// LoadDir loads tokenizer.json and, when present, tokenizer_config.json
-// from dir: the same files the model server loads.
+// LoadDir loads tokenizer.json and, when present, tokenizer_config.json and
+// the chat-template files (chat_template.jinja, additional_chat_templates/,
+// chat_template.json) from dir: the same files the model server loads.
 func LoadDir(dir string) (*Tokenizer, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "tokenizer.json"))
 	if err != nil {
@@ -67,6 +68,9 @@ func LoadDir(dir string) (*Tokenizer, error) {
 		if t.config, err = parseConfig(cfg); err != nil {
 			return nil, fmt.Errorf("loading %s: %w", dir, err)
 		}
+	}
+	if err := loadTemplateFiles(dir, &t.config); err != nil {
+		return nil, fmt.Errorf("loading %s: %w", dir, err)
 	}
 	return t, nil
 }
@@ -118,7 +122,8 @@ func (t *Tokenizer) setAdded(tokens []addedToken) {
 	t.raw, t.normd = newAddedMatcher(raw), newAddedMatcher(normd)
 }
 
-// Config returns the settings read from tokenizer_config.json.
+// Config returns the settings read from tokenizer_config.json and the
+// chat-template files.
 func (t *Tokenizer) Config() Config { return t.config }
 
 // VocabSize is the number of ids, including added tokens.

@@ -3,10 +3,18 @@
 tokenizer_config.json rendered by Python jinja2 the way transformers does
 (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, loopcontrols,
 tojson without ASCII escaping or key sorting, raise_exception, strftime_now
-fixed to 2025-03-07 so output is deterministic), after the one step vLLM
-adds before rendering: for a template that reads message content as a string
-(vLLM's "auto" content format, decided on the template's syntax tree), a list
-content becomes the "\n"-joined text of its text parts.
+fixed to 2025-03-07 so output is deterministic), after the content steps
+vLLM 0.33.0 takes before rendering (its parse_chat_message_content, restated
+here for content only): a missing or null content becomes "" for a template
+that reads message content as a string (vLLM's "auto" content format, decided
+on the template's syntax tree) and [] for one that loops over it; for a string
+template a list content becomes the "\n"-joined non-empty text of its text
+parts (a bare string is a text part); for a looping template a bare string in
+a list becomes a {"type": "text", "text": ...} part. Each message keeps
+only the fields vLLM copies (rebuild below). Then, as its
+_postprocess_messages does, an assistant's empty tool_calls list is removed
+and each call's function.arguments string is parsed as JSON ({} when it is
+not JSON; {} too for arguments neither a string, an object nor a list).
 
 Usage (from the repository root, after the tokenizer files are cached):
     pip install 'jinja2==3.1.6'
@@ -73,6 +81,41 @@ CASES = {
     "content_parts": {"messages": [
         {"role": "user", "content": [{"type": "text", "text": "Describe this."},
                                      {"type": "text", "text": " Please."}]}]},
+    "missing_content": {"messages": [
+        {"role": "user", "content": "Call it."},
+        {"role": "assistant", "tool_calls": [CALL]},
+        {"role": "user", "content": "Again."}]},
+    "null_content_no_tools": {"messages": [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": None},
+        {"role": "user", "content": "Still there?"}]},
+    "string_in_content_list": {"messages": [
+        {"role": "user", "content": ["Describe this.", {"type": "text", "text": "Please."}]}]},
+    "empty_text_part": {"messages": [
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": ""},
+                                     {"type": "image_url", "image_url": {"url": "http://x/y.png"}},
+                                     {"type": "text", "text": "b"}]}]},
+    "tool_call_compact_arguments": {"tools": TOOLS, "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": "", "tool_calls": [dict(CALL, function={
+            "name": "get_weather", "arguments": "{\"city\":\"Paris\",\"unit\":\"c\"}"})]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "21"}]},
+    "tool_call_invalid_arguments": {"tools": TOOLS, "messages": [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            dict(CALL, function={"name": "get_weather", "arguments": "city=Paris"}),
+            dict(CALL, id="call_2", function={"name": "search", "arguments": None}),
+            dict(CALL, id="call_3", function={"name": "search", "arguments": {"q": "x", "k": 2}})]},
+        {"role": "user", "content": "Go on."}]},
+    "empty_tool_calls": {"messages": [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello.", "tool_calls": []},
+        {"role": "user", "content": "Bye"}]},
+    "reasoning_fields": {"tools": TOOLS, "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": "", "reasoning": "Look it up.", "tool_calls": [CALL]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "21"},
+        {"role": "assistant", "content": "21 C.", "reasoning_content": "dropped by vLLM", "extra": 1}]},
     "roles_not_alternating": {"messages": [
         {"role": "user", "content": "one"}, {"role": "user", "content": "two"}]},
 }
@@ -122,20 +165,70 @@ def content_format(env, src):
     return "string"
 
 
-def flatten(messages):
+TEXT_KEYS = {"text": "text", "input_text": "text", "output_text": "text",
+             "refusal": "refusal", "thinking": "thinking"}
+
+
+def part_text(p):
+    if isinstance(p, str):
+        return p
+    key = TEXT_KEYS.get(p.get("type", "text"))
+    return p.get(key) if key else None
+
+
+def rebuild(m):
+    """The fields vLLM keeps of a message, in its order."""
+    out = {"role": m["role"], "content": m["content"]}
+    if m["role"] == "assistant":
+        if m.get("tool_calls") is not None:
+            out["tool_calls"] = list(m["tool_calls"])
+        if m.get("reasoning") is not None:
+            out["reasoning"] = out["reasoning_content"] = m["reasoning"]
+    elif m["role"] == "tool" and "tool_call_id" in m:
+        out["tool_call_id"] = m["tool_call_id"]
+    for key in ("name", "task"):
+        if isinstance(m.get(key), str):
+            out[key] = m[key]
+    if m["role"] == "developer":
+        out["tools"] = m.get("tools")
+    return out
+
+
+def vllm_messages(messages, fmt):
     out = []
     for m in messages:
         c = m.get("content")
-        if isinstance(c, list):
-            m = dict(m, content="\n".join(p["text"] for p in c if p.get("type", "text") == "text" and "text" in p))
-        out.append(m)
+        if c is None:
+            m = dict(m, content="" if fmt == "string" else [])
+        elif isinstance(c, list) and fmt == "string":
+            m = dict(m, content="\n".join(t for t in map(part_text, c) if t))
+        elif isinstance(c, list):
+            m = dict(m, content=[{"type": "text", "text": p} if isinstance(p, str) else p for p in c])
+        out.append(rebuild(m))
+    for m in out:
+        calls = m.get("tool_calls")
+        if m["role"] != "assistant" or not isinstance(calls, list):
+            continue
+        if not calls:
+            del m["tool_calls"]
+            continue
+        m["tool_calls"] = calls = [dict(c, function=dict(c["function"])) for c in calls]
+        for c in calls:
+            args = c["function"].get("arguments")
+            if isinstance(args, str):
+                try:
+                    c["function"]["arguments"] = json.loads(args)
+                except json.JSONDecodeError:
+                    c["function"]["arguments"] = {}
+            elif not isinstance(args, (dict, list)):
+                c["function"]["arguments"] = {}
     return out
 
 
 def render(tmpl, cfg, case, fmt):
     kwargs = dict(special_tokens(cfg))
     kwargs.update(case.get("chat_template_kwargs", {}))
-    messages = flatten(case["messages"]) if fmt == "string" else case["messages"]
+    messages = vllm_messages(case["messages"], fmt)
     return tmpl.render(messages=messages, tools=case.get("tools"), documents=None,
                        add_generation_prompt=case.get("add_generation_prompt", True), **kwargs)
 

@@ -1,0 +1,48 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// Tool calls reach the template as vLLM passes them (VLLMVersion).
+func TestNormalizeToolCalls(t *testing.T) {
+	const tmpl = `{% for m in messages %}{% if m.tool_calls is defined %}` +
+		`{% for c in m.tool_calls %}{{ c.function.arguments | tojson }};{% endfor %}` +
+		`{% else %}-{% endif %}{% endfor %}`
+	call := func(role, args string) string {
+		return `[{"role":"` + role + `","content":null,"tool_calls":[{"id":"1","type":"function","function":{"name":"f","arguments":` + args + `}}]}]`
+	}
+	tests := []struct {
+		name     string
+		messages string
+		want     string
+	}{
+		{"compact string re-serialised", call("assistant", `"{\"a\":1,\"b\":[true,null]}"`), `{"a": 1, "b": [true, null]};`},
+		{"key order kept", call("assistant", `"{\"z\":1,\"a\":2}"`), `{"z": 1, "a": 2};`},
+		{"not JSON is an empty object", call("assistant", `"city=Paris"`), `{};`},
+		{"empty string is an empty object", call("assistant", `""`), `{};`},
+		{"null is an empty object", call("assistant", `null`), `{};`},
+		{"number is an empty object", call("assistant", `3`), `{};`},
+		{"JSON scalar string parsed", call("assistant", `"3"`), `3;`},
+		{"object kept", call("assistant", `{"q":"x"}`), `{"q": "x"};`},
+		{"list kept", call("assistant", `[1]`), `[1];`},
+		{"other roles carry no tool calls", call("user", `"{\"a\":1}"`), `-`},
+		{"empty list removed", `[{"role":"assistant","content":"x","tool_calls":[]}]`, `-`},
+	}
+	ct, err := NewChatTemplate(tmpl, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ct.Render(ChatRequest{Messages: json.RawMessage(tt.messages)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("Render = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
