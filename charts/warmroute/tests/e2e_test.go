@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -89,7 +90,8 @@ func complete(t *testing.T, url string, i int) string {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST %s: status %d", url, resp.StatusCode)
+		msg, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST %s: status %d: %s", url, resp.StatusCode, msg)
 	}
 	return resp.Header.Get("x-warmroute-served-by")
 }
