@@ -50,8 +50,14 @@
     {{- if .Values.router.mtls.existingSecret }}
     - { name: mtls-ca, mountPath: /etc/warmroute/mtls, readOnly: true }
     {{- end }}
+    {{- if .Values.router.tls.existingSecret }}
+    - { name: tls, mountPath: {{ include "warmroute.tlsDir" . }}, readOnly: true }
+    {{- end }}
     {{- if ne .Values.tokenizers.source "none" }}
     - { name: tokenizers, mountPath: {{ .Values.tokenizers.mountPath }}, readOnly: true }
+    {{- end }}
+    {{- with .Values.router.extraVolumeMounts }}
+    {{- toYaml . | nindent 4 }}
     {{- end }}
 {{- end -}}
 
@@ -84,6 +90,14 @@
     # The CA only: the router never holds Envoy's key.
     items: [{ key: ca.crt, path: ca.crt }]
 {{- end }}
+{{- with .Values.router.tls.existingSecret }}
+- name: tls
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
+    # A kubernetes.io/tls Secret, as cert-manager issues.
+    items: [{ key: tls.crt, path: tls.crt }, { key: tls.key, path: tls.key }]
+{{- end }}
 {{- if eq .Values.tokenizers.source "configMap" }}
 - name: tokenizers
   configMap:
@@ -96,6 +110,9 @@
   emptyDir: {}
 {{- else if ne .Values.tokenizers.source "none" }}
 {{- fail "tokenizers.source must be none, configMap, volume or initContainer" }}
+{{- end }}
+{{- with .Values.router.extraVolumes }}
+{{ toYaml . }}
 {{- end }}
 {{- end -}}
 

@@ -140,10 +140,11 @@ func TestDrainKeepsStreamInFlight(t *testing.T) {
 	envoyPort, envoyAdmin := freePort(t), freePort(t)
 	const drain, tokens = 4, 20
 	docs := render(t, m{
-		"relay": m{"enginePort": simPort, "model": "sim-model"},
+		"relay": m{"enginePort": simPort, "model": "sim-model", "zmq": fmt.Sprintf("tcp://127.0.0.1:%d", freePort(t))},
 		"router": m{"drainSeconds": drain, "ports": m{"grpc": grpcPort, "admin": adminPort}, "config": m{
 			"defaultPool":   "sim-model",
 			"shutdownGrace": "5s",
+			"debugAddr":     "off", // other tests' routers may hold the default port
 			"pools":         []any{m{"name": "sim-model", "endpoints": []any{fmt.Sprintf("127.0.0.1:%d", simPort)}}},
 		}},
 		"envoy":    m{"port": envoyPort, "adminPort": envoyAdmin},

@@ -73,6 +73,15 @@ var valueSets = []valueSet{
 		"envoy":  m{"mode": "deployment"},
 		"router": m{"mtls": m{"existingSecret": "envoy-mtls"}, "config": m{"tls": m{"certFile": "/c.pem", "keyFile": "/k.pem"}}},
 	}},
+	{"router-tls-secret", m{
+		"router": m{"tls": m{"existingSecret": "router-cert"}, "mtls": m{"existingSecret": "envoy-mtls"}},
+	}},
+	{"router-tls-extra-volumes", m{
+		"envoy": m{"mode": "deployment"},
+		"router": m{"extraVolumes": []any{m{"name": "certs", "secret": m{"secretName": "my-certs"}}},
+			"extraVolumeMounts": []any{m{"name": "certs", "mountPath": "/etc/certs", "readOnly": true}},
+			"config":            m{"tls": m{"certFile": "/etc/certs/tls.crt", "keyFile": "/etc/certs/tls.key"}}},
+	}},
 	{"inference-pool", m{
 		"envoy":         m{"mode": "none"},
 		"inferencePool": m{"enabled": true},
