@@ -51,11 +51,15 @@ func TestChartProcesses(t *testing.T) {
 	pod.mountConfigMap(t, docs, releaseName+"-warmroute-envoy", "/etc/envoy")
 
 	start(t, "sim", bin, pod.args(container(t, docs, releaseName+"-warmroute-sim", "sim"))...)
-	start(t, "relay", bin, pod.args(relaySnippet(t, docs))...)
+	relay := relaySnippet(t, docs)
+	start(t, "relay", bin, pod.args(relay)...)
 	start(t, "router", bin, pod.args(container(t, docs, releaseName+"-warmroute-router", "router"))...)
 	start(t, "envoy", envoy, pod.args(container(t, docs, releaseName+"-warmroute-router", "envoy"))...)
 	waitHTTP(t, localURL(adminPort, "/readyz"), 30*time.Second)
 	waitHTTP(t, localURL(envoyAdmin, "/ready"), 30*time.Second)
+	// The relay answers its probes' path on the port they name.
+	waitHTTP(t, localURL(relayAdmin, relay.ReadinessProbe.HTTPGet.Path), 10*time.Second)
+	waitHTTP(t, localURL(relayAdmin, relay.LivenessProbe.HTTPGet.Path), 10*time.Second)
 
 	for i := range 5 {
 		served := complete(t, localURL(envoyPort, "/v1/completions"), i)

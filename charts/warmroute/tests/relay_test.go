@@ -17,3 +17,21 @@ func relaySnippet(t *testing.T, docs []doc) corev1.Container {
 	}
 	return cs[0]
 }
+
+// The relay sidecar has liveness and readiness probes on its admin port's
+// /healthz, in the ConfigMap snippet and in the example vLLM Deployment.
+func TestRelayProbes(t *testing.T) {
+	docs := render(t, m{"nats": m{"mode": "embedded"}, "relay": m{"adminPort": 9191}, "examples": m{"vllm": m{"enabled": true}}})
+	snippet := relaySnippet(t, docs)
+	vllm := container(t, docs, releaseName+"-warmroute-vllm", "warmroute-relay")
+	for _, c := range []corev1.Container{snippet, vllm} {
+		if len(c.Ports) != 1 || c.Ports[0].ContainerPort != 9191 {
+			t.Fatalf("relay ports %+v, want the admin port 9191", c.Ports)
+		}
+		for kind, p := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+			if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port.String() != c.Ports[0].Name {
+				t.Errorf("relay %s probe %+v, want GET /healthz on port %s", kind, p, c.Ports[0].Name)
+			}
+		}
+	}
+}
