@@ -59,6 +59,10 @@ var valueSets = []valueSet{
 		"tokenizers": m{"source": "configMap", "configMap": "qwen-tokenizer"},
 		"examples":   m{"sim": m{"enabled": true}},
 	}},
+	{"sim-relays-external-nats", m{
+		"nats":     m{"mode": "external", "external": m{"url": "nats://nats.example:4222", "creds": testCreds}},
+		"examples": m{"sim": m{"enabled": true}},
+	}},
 	{"tokenizers-init", m{"tokenizers": m{"source": "initContainer",
 		"initContainer": m{"image": "busybox:1.37", "command": []any{"sh", "-c", "cp /src/* $TOKENIZERS_DIR/"}}}}},
 	{"router-tls-separate-envoy", m{
