@@ -51,6 +51,10 @@ func TestChartProcesses(t *testing.T) {
 	pod.mountConfigMap(t, docs, releaseName+"-warmroute-envoy", "/etc/envoy")
 
 	start(t, "sim", bin, pod.args(container(t, docs, releaseName+"-warmroute-sim", "sim"))...)
+	// A relay that heartbeats before its engine answers reports it down,
+	// and the router keeps it out until a later heartbeat: start the relay
+	// once the simulator is up, so the first request does not race that.
+	waitHTTP(t, localURL(simPort, "/health"), 30*time.Second)
 	relay := relaySnippet(t, docs)
 	start(t, "relay", bin, pod.args(relay)...)
 	start(t, "router", bin, pod.args(container(t, docs, releaseName+"-warmroute-router", "router"))...)
