@@ -55,7 +55,7 @@ func newRelayFlagSet(stderr io.Writer) (*flag.FlagSet, *relayFlags) {
 	fs.StringVar(&n.KeyFile, "nats-key", "", "NATS TLS client key")
 	fs.BoolVar(&f.jetstream, "jetstream", false, "create the JetStream stream ("+bus.DefaultStream+") routers replay events from")
 	fs.DurationVar(&c.Stream.MaxAge, "jetstream-max-age", bus.DefaultMaxAge, "how long the stream retains events")
-	fs.StringVar(&f.admin, "admin-addr", ":9091", "admin HTTP address for /metrics (empty: off)")
+	fs.StringVar(&f.admin, "admin-addr", ":9091", "admin HTTP address for /metrics and /healthz (empty: off)")
 	f.log = cli.AddLogFlags(fs)
 	return fs, f
 }

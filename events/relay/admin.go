@@ -13,9 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// ServeAdmin serves the relay's admin HTTP endpoint, /metrics from reg, on
-// addr until the returned stop is called; stop waits for the server's
-// goroutine.
+// ServeAdmin serves the relay's admin HTTP endpoint, /metrics from reg and
+// /healthz (200 while the process serves: a liveness and readiness probe
+// that does not follow NATS or the engine), on addr until the returned stop
+// is called; stop waits for the server's goroutine.
 func ServeAdmin(addr string, reg *prometheus.Registry, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -23,6 +24,7 @@ func ServeAdmin(addr string, reg *prometheus.Registry, log *slog.Logger) (stop f
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
 	go func() {

@@ -49,6 +49,16 @@ static_resources:
               mutations:
                 request_mutations:
                 - remove: {{ $e.destinationHeader }}
+          # The readiness probe's path, answered by Envoy itself: it fails
+          # once the preStop hook has failed Envoy's health check, so the
+          # Service stops sending while open streams finish.
+          - name: envoy.filters.http.health_check
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck
+              pass_through_mode: false
+              headers:
+              - name: ":path"
+                string_match: { exact: {{ include "warmroute.envoyHealthPath" . }} }
           - name: envoy.filters.http.ext_proc
             typed_config:
               "@type": type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor
@@ -148,11 +158,17 @@ static_resources:
     - name: http
       containerPort: {{ .Values.envoy.port }}
   readinessProbe:
-    tcpSocket: { port: http }
+    httpGet: { path: {{ include "warmroute.envoyHealthPath" . }}, port: http }
     periodSeconds: 5
   livenessProbe:
     tcpSocket: { port: http }
     periodSeconds: 10
+  {{- if gt (int .Values.router.drainSeconds) 0 }}
+  lifecycle:
+    preStop:
+      exec:
+        command: [/bin/bash, -c, {{ include "warmroute.envoyDrainScript" . | quote }}]
+  {{- end }}
   resources:
     {{- toYaml .Values.envoy.resources | nindent 4 }}
   securityContext:
@@ -179,4 +195,20 @@ static_resources:
     # Envoy's pair only: the CA stays with the router.
     items: [{ key: tls.crt, path: tls.crt }, { key: tls.key, path: tls.key }]
 {{- end }}
+{{- end -}}
+
+
+{{/* Envoy's health check path (the health_check filter answers it). */}}
+{{- define "warmroute.envoyHealthPath" -}}/healthz/envoy{{- end -}}
+
+{{/*
+The preStop drain: fail Envoy's health check through its loopback admin API
+(POST /healthcheck/fail: readiness fails, and Envoy closes client connections
+after their current request), then wait router.drainSeconds for open
+streams before the kubelet sends SIGTERM, on which Envoy exits. Bash's
+/dev/tcp needs no curl in the image (the default envoyproxy/envoy image is
+Ubuntu with bash; a distroless Envoy needs router.drainSeconds: 0).
+*/}}
+{{- define "warmroute.envoyDrainScript" -}}
+{{- printf "exec 3<>/dev/tcp/127.0.0.1/%d && printf 'POST /healthcheck/fail HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n' >&3 && read -r -t 5 status <&3; exec 3<&-; sleep %d" (int .Values.envoy.adminPort) (int .Values.router.drainSeconds) -}}
 {{- end -}}

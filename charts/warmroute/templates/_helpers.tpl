@@ -78,6 +78,16 @@ else is router.config verbatim, plus the NATS connection when NATS is on.
 {{- $cfg := deepCopy .Values.router.config -}}
 {{- $_ := set $cfg "grpcAddr" (printf ":%d" (int .Values.router.ports.grpc)) -}}
 {{- $_ := set $cfg "adminAddr" (printf ":%d" (int .Values.router.ports.admin)) -}}
+{{- with .Values.router.tls.existingSecret -}}
+{{- $tls := default dict $cfg.tls -}}
+{{- if or $tls.certFile $tls.keyFile -}}
+{{- fail "set router.tls.existingSecret or router.config.tls.certFile/keyFile, not both" -}}
+{{- end -}}
+{{- $_ := set $tls "certFile" (printf "%s/tls.crt" (include "warmroute.tlsDir" $)) -}}
+{{- $_ := set $tls "keyFile" (printf "%s/tls.key" (include "warmroute.tlsDir" $)) -}}
+{{- $_ := unset $tls "selfSigned" -}}
+{{- $_ := set $cfg "tls" $tls -}}
+{{- end -}}
 {{- if or .Values.inferencePool.enabled .Values.router.mtls.existingSecret -}}
 {{- $tls := default dict $cfg.tls -}}
 {{- if not $tls.certFile -}}{{- $_ := set $tls "selfSigned" true -}}{{- end -}}
@@ -106,6 +116,9 @@ else is router.config verbatim, plus the NATS connection when NATS is on.
 {{- $_ := set $cfg "events" $events -}}
 {{- toYaml $cfg -}}
 {{- end -}}
+
+{{/* Where router.tls.existingSecret (the router's serving pair) is mounted. */}}
+{{- define "warmroute.tlsDir" -}}/etc/warmroute/tls{{- end -}}
 
 {{/* Where the mutual TLS Secret is mounted: the router's CA, Envoy's pair. */}}
 {{- define "warmroute.mtlsCAPath" -}}/etc/warmroute/mtls/ca.crt{{- end -}}

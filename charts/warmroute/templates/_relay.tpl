@@ -15,6 +15,16 @@ from the pod IP so it matches what the router routes to.
       valueFrom: { fieldRef: { fieldPath: status.podIP } }
   ports:
     - { name: relay-metrics, containerPort: {{ $r.adminPort }} }
+  # /healthz answers while the relay runs, whatever NATS or the engine do:
+  # readiness holds the model-server pod back only until its relay serves,
+  # and a NATS outage restarts nothing.
+  readinessProbe:
+    httpGet: { path: /healthz, port: relay-metrics }
+    periodSeconds: 5
+  livenessProbe:
+    httpGet: { path: /healthz, port: relay-metrics }
+    periodSeconds: 10
+    failureThreshold: 3
   resources:
     {{- toYaml $r.resources | nindent 4 }}
   securityContext:

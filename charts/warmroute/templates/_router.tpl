@@ -31,6 +31,13 @@
     httpGet: { path: /readyz, port: admin }
     periodSeconds: 5
     failureThreshold: 2
+  {{- if and (gt (int .Values.router.drainSeconds) 0) (semverCompare ">=1.30-0" .Capabilities.KubeVersion.Version) }}
+  # Keep answering while Envoy drains and the pod leaves the Service's
+  # endpoints; SIGTERM then gives open streams config.shutdownGrace.
+  lifecycle:
+    preStop:
+      sleep: { seconds: {{ int .Values.router.drainSeconds }} }
+  {{- end }}
   resources:
     {{- toYaml .Values.router.resources | nindent 4 }}
   securityContext:
@@ -43,8 +50,14 @@
     {{- if .Values.router.mtls.existingSecret }}
     - { name: mtls-ca, mountPath: /etc/warmroute/mtls, readOnly: true }
     {{- end }}
+    {{- if .Values.router.tls.existingSecret }}
+    - { name: tls, mountPath: {{ include "warmroute.tlsDir" . }}, readOnly: true }
+    {{- end }}
     {{- if ne .Values.tokenizers.source "none" }}
     - { name: tokenizers, mountPath: {{ .Values.tokenizers.mountPath }}, readOnly: true }
+    {{- end }}
+    {{- with .Values.router.extraVolumeMounts }}
+    {{- toYaml . | nindent 4 }}
     {{- end }}
 {{- end -}}
 
@@ -77,6 +90,14 @@
     # The CA only: the router never holds Envoy's key.
     items: [{ key: ca.crt, path: ca.crt }]
 {{- end }}
+{{- with .Values.router.tls.existingSecret }}
+- name: tls
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
+    # A kubernetes.io/tls Secret, as cert-manager issues.
+    items: [{ key: tls.crt, path: tls.crt }, { key: tls.key, path: tls.key }]
+{{- end }}
 {{- if eq .Values.tokenizers.source "configMap" }}
 - name: tokenizers
   configMap:
@@ -89,6 +110,9 @@
   emptyDir: {}
 {{- else if ne .Values.tokenizers.source "none" }}
 {{- fail "tokenizers.source must be none, configMap, volume or initContainer" }}
+{{- end }}
+{{- with .Values.router.extraVolumes }}
+{{ toYaml . }}
 {{- end }}
 {{- end -}}
 
@@ -107,4 +131,37 @@
   volumeMounts:
     - { name: tokenizers, mountPath: {{ .Values.tokenizers.mountPath }} }
 {{- end }}
+{{- end -}}
+
+
+{{/*
+A Go duration ("15s", "1m30s", "500ms") as whole seconds, rounded up.
+*/}}
+{{- define "warmroute.durationSeconds" -}}
+{{- $total := 0.0 -}}
+{{- $mult := dict "ns" 1e-9 "us" 1e-6 "µs" 1e-6 "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 -}}
+{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h)" (toString .) -1 -}}
+{{- $unit := regexFind "(ns|us|µs|ms|s|m|h)$" . -}}
+{{- $total = addf $total (mulf (float64 (trimSuffix $unit .)) (get $mult $unit)) -}}
+{{- end -}}
+{{- ceil $total | int -}}
+{{- end -}}
+
+{{/*
+The router pod's terminationGracePeriodSeconds: the drain (preStop), then
+the router's shutdownGrace (router.Config's default 15s when unset), plus
+margin. A value set explicitly must leave that room.
+*/}}
+{{- define "warmroute.routerGraceSeconds" -}}
+{{- $drain := int .Values.router.drainSeconds -}}
+{{- $grace := int (include "warmroute.durationSeconds" (.Values.router.config.shutdownGrace | default "15s")) -}}
+{{- $need := add $drain $grace -}}
+{{- with .Values.router.terminationGracePeriodSeconds -}}
+{{- if le (int .) $need -}}
+{{- fail (printf "router.terminationGracePeriodSeconds (%d) must exceed router.drainSeconds (%d) + router.config.shutdownGrace (%ds)" (int .) $drain $grace) -}}
+{{- end -}}
+{{- int . -}}
+{{- else -}}
+{{- add $need 5 -}}
+{{- end -}}
 {{- end -}}

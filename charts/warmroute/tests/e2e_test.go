@@ -3,6 +3,7 @@ package tests
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -50,11 +51,19 @@ func TestChartProcesses(t *testing.T) {
 	pod.mountConfigMap(t, docs, releaseName+"-warmroute-envoy", "/etc/envoy")
 
 	start(t, "sim", bin, pod.args(container(t, docs, releaseName+"-warmroute-sim", "sim"))...)
-	start(t, "relay", bin, pod.args(relaySnippet(t, docs))...)
+	// A relay that heartbeats before its engine answers reports it down,
+	// and the router keeps it out until a later heartbeat: start the relay
+	// once the simulator is up, so the first request does not race that.
+	waitHTTP(t, localURL(simPort, "/health"), 30*time.Second)
+	relay := relaySnippet(t, docs)
+	start(t, "relay", bin, pod.args(relay)...)
 	start(t, "router", bin, pod.args(container(t, docs, releaseName+"-warmroute-router", "router"))...)
 	start(t, "envoy", envoy, pod.args(container(t, docs, releaseName+"-warmroute-router", "envoy"))...)
 	waitHTTP(t, localURL(adminPort, "/readyz"), 30*time.Second)
 	waitHTTP(t, localURL(envoyAdmin, "/ready"), 30*time.Second)
+	// The relay answers its probes' path on the port they name.
+	waitHTTP(t, localURL(relayAdmin, relay.ReadinessProbe.HTTPGet.Path), 10*time.Second)
+	waitHTTP(t, localURL(relayAdmin, relay.LivenessProbe.HTTPGet.Path), 10*time.Second)
 
 	for i := range 5 {
 		served := complete(t, localURL(envoyPort, "/v1/completions"), i)
@@ -89,7 +98,8 @@ func complete(t *testing.T, url string, i int) string {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST %s: status %d", url, resp.StatusCode)
+		msg, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST %s: status %d: %s", url, resp.StatusCode, msg)
 	}
 	return resp.Header.Get("x-warmroute-served-by")
 }

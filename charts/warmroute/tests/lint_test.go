@@ -28,19 +28,20 @@ func ignorableLint(msg support.Message) bool {
 	return msg.Severity == support.InfoSev && strings.Contains(msg.Err.Error(), "icon is recommended")
 }
 
-// Invalid choices must fail rendering with the chart's own message, not
-// render something broken.
+// Invalid choices must fail rendering with a message naming the value, not
+// render something broken: values.schema.json names enum values (the
+// templates' own fail messages remain for --skip-schema-validation).
 func TestRenderRejectsBadValues(t *testing.T) {
 	cases := []struct {
 		name string
 		vals map[string]any
 		want string
 	}{
-		{"envoy mode", m{"envoy": m{"mode": "gateway"}}, "envoy.mode must be"},
-		{"body mode", m{"envoy": m{"requestBodyMode": "STREAMED"}}, "envoy.requestBodyMode must be"},
-		{"nats mode", m{"nats": m{"mode": "cluster"}}, "nats.mode must be"},
+		{"envoy mode", m{"envoy": m{"mode": "gateway"}}, "/envoy/mode': value must be one of"},
+		{"body mode", m{"envoy": m{"requestBodyMode": "STREAMED"}}, "/envoy/requestBodyMode': value must be one of"},
+		{"nats mode", m{"nats": m{"mode": "cluster"}}, "/nats/mode': value must be one of"},
 		{"external nats without url", m{"nats": m{"mode": "external"}}, "nats.external.url is required"},
-		{"tokenizer source", m{"tokenizers": m{"source": "s3"}}, "tokenizers.source must be"},
+		{"tokenizer source", m{"tokenizers": m{"source": "s3"}}, "/tokenizers/source': value must be one of"},
 		{"tokenizer configmap", m{"tokenizers": m{"source": "configMap"}}, "tokenizers.configMap is required"},
 		{"inference pool with envoy", m{"inferencePool": m{"enabled": true}}, "set envoy.mode=none"},
 	}

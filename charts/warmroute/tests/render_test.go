@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	kubefake "helm.sh/helm/v3/pkg/kube/fake"
+	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
@@ -68,6 +69,16 @@ func render(t testing.TB, vals map[string]any) []doc {
 }
 
 func tryRender(dir string, vals map[string]any) ([]doc, error) {
+	rel, err := dryRunInstall(dir, vals)
+	if err != nil {
+		return nil, err
+	}
+	return splitDocs(rel.Manifest)
+}
+
+// dryRunInstall is `helm install --dry-run --client-only`: the release holds
+// the manifest and the rendered NOTES.
+func dryRunInstall(dir string, vals map[string]any) (*release.Release, error) {
 	chrt, err := loader.Load(dir)
 	if err != nil {
 		return nil, fmt.Errorf("loading chart: %w", err)
@@ -82,11 +93,7 @@ func tryRender(dir string, vals map[string]any) ([]doc, error) {
 	install.DryRun, install.ClientOnly, install.Replace = true, true, true
 	install.ReleaseName, install.Namespace = releaseName, namespace
 	install.KubeVersion = kubeVersion
-	rel, err := install.Run(chrt, vals)
-	if err != nil {
-		return nil, err
-	}
-	return splitDocs(rel.Manifest)
+	return install.Run(chrt, vals)
 }
 
 func splitDocs(manifest string) ([]doc, error) {

@@ -59,6 +59,10 @@ var valueSets = []valueSet{
 		"tokenizers": m{"source": "configMap", "configMap": "qwen-tokenizer"},
 		"examples":   m{"sim": m{"enabled": true}},
 	}},
+	{"sim-relays-external-nats", m{
+		"nats":     m{"mode": "external", "external": m{"url": "nats://nats.example:4222", "creds": testCreds}},
+		"examples": m{"sim": m{"enabled": true}},
+	}},
 	{"tokenizers-init", m{"tokenizers": m{"source": "initContainer",
 		"initContainer": m{"image": "busybox:1.37", "command": []any{"sh", "-c", "cp /src/* $TOKENIZERS_DIR/"}}}}},
 	{"router-tls-separate-envoy", m{
@@ -72,6 +76,15 @@ var valueSets = []valueSet{
 	{"router-mtls-envoy-deployment", m{
 		"envoy":  m{"mode": "deployment"},
 		"router": m{"mtls": m{"existingSecret": "envoy-mtls"}, "config": m{"tls": m{"certFile": "/c.pem", "keyFile": "/k.pem"}}},
+	}},
+	{"router-tls-secret", m{
+		"router": m{"tls": m{"existingSecret": "router-cert"}, "mtls": m{"existingSecret": "envoy-mtls"}},
+	}},
+	{"router-tls-extra-volumes", m{
+		"envoy": m{"mode": "deployment"},
+		"router": m{"extraVolumes": []any{m{"name": "certs", "secret": m{"secretName": "my-certs"}}},
+			"extraVolumeMounts": []any{m{"name": "certs", "mountPath": "/etc/certs", "readOnly": true}},
+			"config":            m{"tls": m{"certFile": "/etc/certs/tls.crt", "keyFile": "/etc/certs/tls.key"}}},
 	}},
 	{"inference-pool", m{
 		"envoy":         m{"mode": "none"},
