@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/warmroute/warmroute/api"
@@ -115,20 +116,18 @@ func PublishTo(t testing.TB, nc *nats.Conn, endpoint string, seq uint64, reset b
 // PlainCounter reads an unlabelled counter from reg; 0 when absent.
 func PlainCounter(t testing.TB, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	return 0
+	return single(t, reg, name).GetCounter().GetValue()
 }
 
 // HistogramCount reads an unlabelled histogram's sample count; 0 when absent.
 func HistogramCount(t testing.TB, reg *prometheus.Registry, name string) uint64 {
+	t.Helper()
+	return single(t, reg, name).GetHistogram().GetSampleCount()
+}
+
+// single returns the one series of the unlabelled family name (nil when
+// absent; its getters then read 0).
+func single(t testing.TB, reg *prometheus.Registry, name string) *dto.Metric {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -136,10 +135,10 @@ func HistogramCount(t testing.TB, reg *prometheus.Registry, name string) uint64 
 	}
 	for _, mf := range mfs {
 		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
+			return mf.GetMetric()[0]
 		}
 	}
-	return 0
+	return nil
 }
 
 // WaitStored waits until stream holds n messages: a flushed core-NATS
@@ -162,8 +161,7 @@ func WaitStored(t testing.TB, nc *nats.Conn, stream string, n int) {
 	})
 }
 
-// CounterValue reads one labelled counter from reg (label "": the
-// label-less one); 0 when absent.
+// CounterValue reads one labelled counter from reg; 0 when absent.
 func CounterValue(t testing.TB, reg *prometheus.Registry, name, label, value string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
@@ -175,9 +173,6 @@ func CounterValue(t testing.TB, reg *prometheus.Registry, name, label, value str
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			if label == "" && len(m.GetLabel()) == 0 {
-				return m.GetCounter().GetValue()
-			}
 			for _, lp := range m.GetLabel() {
 				if lp.GetName() == label && lp.GetValue() == value {
 					return m.GetCounter().GetValue()

@@ -39,10 +39,10 @@ type engineState struct {
 // setSocket records evidence (or its loss) from the engine's sockets.
 func (r *Relay) setSocket(up bool) {
 	r.engine.mu.Lock()
+	defer r.engine.mu.Unlock()
 	r.engine.sockUp, r.engine.known = up, true
 	r.engine.everUp = r.engine.everUp || up
-	r.engine.mu.Unlock()
-	r.updateConnected()
+	r.exportConnected()
 }
 
 // engineReport is what heartbeats say of the engine: connected, or not
@@ -80,8 +80,8 @@ func (r *Relay) setHealthy(ok bool) {
 	if back && sock != nil {
 		r.engine.recheck = true
 	}
+	r.exportConnected()
 	r.engine.mu.Unlock()
-	r.updateConnected()
 	if back && sock != nil {
 		r.log.Info("engine healthy again; checking it is the engine it was")
 		_ = sock.Close()
@@ -104,12 +104,10 @@ func (r *Relay) holdSocket(s zmq4.Socket) {
 	r.engine.mu.Unlock()
 }
 
-func (r *Relay) updateConnected() {
-	r.engine.mu.Lock()
-	up := r.engine.sockUp && r.engine.healthy
-	r.engine.mu.Unlock()
-	r.connected.Store(up)
-	r.metrics.engineUp.Set(b2f(up))
+// exportConnected sets the connected gauge; r.engine.mu must be held. It
+// agrees with engineReport: an engine is connected while proven and healthy.
+func (r *Relay) exportConnected() {
+	r.metrics.engineUp.Set(b2f(r.engine.sockUp && r.engine.healthy))
 }
 
 func b2f(b bool) float64 {

@@ -61,7 +61,7 @@ func TestHealthProbeGatesConnected(t *testing.T) {
 	connected(true)
 	healthy.Store(false)
 	connected(false)
-	if n := eventstest.CounterValue(t, rr.reg, "warmroute_events_relay_engine_health_failures_total", "", ""); n == 0 {
+	if n := eventstest.PlainCounter(t, rr.reg, "warmroute_events_relay_engine_health_failures_total"); n == 0 {
 		t.Fatal("failed probes not counted")
 	}
 	e.restart() // the engine came back as a new process: its sockets look the same

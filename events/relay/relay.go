@@ -140,12 +140,11 @@ type Relay struct {
 	rankText atomic.Pointer[string]
 	out      *outbox
 
-	lastSeq   atomic.Uint64
-	haveSeq   atomic.Bool
-	connected atomic.Bool
-	engine    engineState
-	loadMu    sync.Mutex
-	load      *api.EngineLoad
+	lastSeq atomic.Uint64
+	haveSeq atomic.Bool
+	engine  engineState
+	loadMu  sync.Mutex
+	load    *api.EngineLoad
 }
 
 // New checks cfg and prepares a relay publishing on nc. m comes from

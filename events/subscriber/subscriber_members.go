@@ -66,10 +66,6 @@ func (s *Subscriber) expire() {
 	for _, src := range dead {
 		s.metrics.expired.Inc()
 		s.remove(src, s.streams[src], clearExpired)
-		s.mu.Lock()
-		s.markExpired(src.Endpoint)
-		s.refreshDown()
-		s.mu.Unlock()
 	}
 }
 
@@ -82,6 +78,9 @@ func (s *Subscriber) remove(src Source, st *streamState, reason string) {
 	delete(s.byEndpoint[src.Endpoint], src)
 	if len(s.byEndpoint[src.Endpoint]) == 0 {
 		delete(s.byEndpoint, src.Endpoint)
+	}
+	if reason == clearExpired {
+		s.markExpired(src.Endpoint)
 	}
 	s.refreshDown()
 	s.mu.Unlock()
