@@ -37,6 +37,10 @@ type wireRequest struct {
 	ReasoningEffort jsontext.Value `json:"reasoning_effort"`
 	Documents       jsontext.Value `json:"documents"`
 	StreamOptions   jsontext.Value `json:"stream_options"`
+	// ContinueFinalMessage and ChatTemplate are read for chat requests
+	// only, as vLLM does.
+	ContinueFinalMessage jsontext.Value `json:"continue_final_message"`
+	ChatTemplate         jsontext.Value `json:"chat_template"`
 }
 
 // wireStreamOptions is stream_options; only include_usage matters to the

@@ -45,6 +45,12 @@ func (w *wireRequest) readChat(req *scorer.Request) error {
 		return err
 	}
 	req.NoGenerationPrompt = !addGenerationPrompt
+	if err := optional(w.ContinueFinalMessage, "continue_final_message", "a boolean", &req.ContinueFinalMessage); err != nil {
+		return err
+	}
+	if err := optional(w.ChatTemplate, "chat_template", "a string", &req.ChatTemplate); err != nil {
+		return err
+	}
 	if err := optional(w.ReasoningEffort, "reasoning_effort", "a string", &req.ReasoningEffort); err != nil {
 		return err
 	}

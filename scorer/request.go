@@ -51,6 +51,12 @@ type Request struct {
 	Documents json.RawMessage
 	// ReasoningEffort is a chat request's reasoning_effort, or empty.
 	ReasoningEffort string
+	// ContinueFinalMessage is a chat request's continue_final_message: the
+	// last message is left open for the model to continue.
+	ContinueFinalMessage bool
+	// ChatTemplate is a chat request's chat_template: a named template of
+	// the model's, or a template's source; empty for the default.
+	ChatTemplate string
 	// SpecialTokens is the request's add_special_tokens; AddSpecialTokens
 	// resolves the default for its kind.
 	SpecialTokens SpecialTokens

@@ -33,13 +33,15 @@ func chatRequest(req *Request) (tokenizer.ChatRequest, error) {
 		return tokenizer.ChatRequest{}, fmt.Errorf("encoding messages: %w", err)
 	}
 	return tokenizer.ChatRequest{
-		Messages:            raw,
-		Tools:               req.Tools,
-		Kwargs:              req.ChatTemplateKwargs,
-		AddGenerationPrompt: !req.NoGenerationPrompt,
-		AddSpecialTokens:    req.AddSpecialTokens(),
-		ReasoningEffort:     req.ReasoningEffort,
-		Documents:           req.Documents,
+		Messages:             raw,
+		Tools:                req.Tools,
+		Kwargs:               req.ChatTemplateKwargs,
+		AddGenerationPrompt:  !req.NoGenerationPrompt,
+		AddSpecialTokens:     req.AddSpecialTokens(),
+		ReasoningEffort:      req.ReasoningEffort,
+		Documents:            req.Documents,
+		ContinueFinalMessage: req.ContinueFinalMessage,
+		Template:             req.ChatTemplate,
 	}, nil
 }
 

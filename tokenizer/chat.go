@@ -32,6 +32,15 @@ type ChatRequest struct {
 	// special tokens. vLLM's default for chat is off: the template writes
 	// them, and on adds them a second time.
 	AddSpecialTokens bool
+	// ContinueFinalMessage leaves the last message open, so the model
+	// continues it (a prefilled reply): the render ends where that
+	// message's text ends. It cannot be combined with AddGenerationPrompt.
+	ContinueFinalMessage bool
+	// Template is the request's chat_template: the name of one of the
+	// model's named templates, or a template's source. Empty picks the
+	// model's "tool_use" template for a request with tools when there is
+	// one, else the default (ChatTemplates.Pick).
+	Template string
 }
 
 // ChatTemplate renders one model's chat template the way transformers
@@ -41,6 +50,15 @@ type ChatTemplate struct {
 	tokens map[string]string
 	now    func() time.Time
 	format ContentFormat
+	// developer is set when the template knows the developer role; vLLM
+	// turns developer messages into system ones for other templates.
+	developer bool
+	// named holds the model's other named templates (such as "tool_use"),
+	// chosen per request (ChatRequest.Template, tools).
+	named map[string]*ChatTemplate
+	opts  []ChatOption
+	bos   string
+	eos   string
 }
 
 // ChatOption configures a ChatTemplate.
@@ -64,7 +82,8 @@ func NewChatTemplate(src, bos, eos string, opts ...ChatOption) (*ChatTemplate, e
 	if err != nil {
 		return nil, fmt.Errorf("compiling chat template: %w: %w", ErrTemplate, err)
 	}
-	c := &ChatTemplate{tmpl: t, tokens: map[string]string{}, now: time.Now, format: DetectContentFormat(src)}
+	c := &ChatTemplate{tmpl: t, tokens: map[string]string{}, now: time.Now, format: DetectContentFormat(src),
+		developer: supportsDeveloper(src), opts: opts, bos: bos, eos: eos}
 	if bos != "" {
 		c.tokens["bos_token"] = bos
 	}
@@ -88,36 +107,99 @@ func (t *Tokenizer) ChatTemplate(opts ...ChatOption) (*ChatTemplate, error) {
 	if t.config.ChatTemplate == "" {
 		return nil, fmt.Errorf("loading chat template: none in the tokenizer files: %w", ErrTemplate)
 	}
-	return NewChatTemplate(t.config.ChatTemplate, t.config.BOSToken, t.config.EOSToken, opts...)
+	c, err := NewChatTemplate(t.config.ChatTemplate, t.config.BOSToken, t.config.EOSToken, opts...)
+	if err != nil {
+		return nil, err
+	}
+	for name, src := range t.config.ChatTemplates {
+		if name == "default" {
+			continue
+		}
+		n, err := NewChatTemplate(src, t.config.BOSToken, t.config.EOSToken, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("chat template %q: %w", name, err)
+		}
+		if c.named == nil {
+			c.named = map[string]*ChatTemplate{}
+		}
+		c.named[name] = n
+	}
+	return c, nil
+}
+
+// pick is the template transformers renders a request with: the named one
+// the request asks for, else the request's template source; with none asked
+// for, the "tool_use" template when the request has tools and the model has
+// one, else the default.
+func (c *ChatTemplate) pick(req ChatRequest) (*ChatTemplate, error) {
+	switch {
+	case req.Template == "":
+		if t, ok := c.named["tool_use"]; ok && !isNull(req.Tools) {
+			return t, nil
+		}
+		return c, nil
+	case req.Template == "default" && len(c.named) > 0:
+		return c, nil
+	}
+	if t, ok := c.named[req.Template]; ok {
+		return t, nil
+	}
+	return NewChatTemplate(req.Template, c.bos, c.eos, c.opts...)
 }
 
 // Render returns the prompt text for a chat request.
 func (c *ChatTemplate) Render(req ChatRequest) (string, error) {
-	data, err := c.context(req)
+	if req.ContinueFinalMessage && req.AddGenerationPrompt {
+		return "", fmt.Errorf("rendering chat: continue_final_message and add_generation_prompt are both set: %w", ErrTemplate)
+	}
+	c, err := c.pick(req)
 	if err != nil {
 		return "", err
+	}
+	big := newBigInts(req.Messages, req.Tools, req.Kwargs, req.Documents)
+	data, err := c.context(req, big)
+	if err != nil {
+		return "", err
+	}
+	var final string
+	if req.ContinueFinalMessage {
+		if final, err = tagFinalMessage(data["messages"]); err != nil {
+			return "", err
+		}
 	}
 	out, err := c.tmpl.RenderValues(data)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrTemplate, err)
 	}
-	return out, nil
+	if req.ContinueFinalMessage {
+		if out, err = cutAtFinalMessage(out, final); err != nil {
+			return "", err
+		}
+	}
+	return big.restore(out), nil
 }
 
 // context builds the variables transformers passes: messages, tools,
 // documents, add_generation_prompt, the special tokens, then the kwargs,
 // with the request's own fields over kwargs of the same name.
-func (c *ChatTemplate) context(req ChatRequest) (map[string]jinja.Value, error) {
-	msgs, err := jsonToValue(req.Messages)
+func (c *ChatTemplate) context(req ChatRequest, big *bigInts) (map[string]jinja.Value, error) {
+	msgs, err := big.decode(req.Messages)
 	if err != nil {
 		return nil, err
 	}
 	if !msgs.IsList() {
 		return nil, fmt.Errorf("decoding messages: not a list: %w", ErrMalformed)
 	}
-	normalizeContents(msgs, c.format)
+	if err := normalizeContents(msgs, c.format); err != nil {
+		return nil, err
+	}
 	rebuildMessages(msgs)
-	normalizeToolCalls(msgs)
+	if err := normalizeToolCalls(msgs, big); err != nil {
+		return nil, err
+	}
+	if !c.developer {
+		msgs = developerToSystem(msgs)
+	}
 	data := map[string]jinja.Value{
 		"messages":              msgs,
 		"tools":                 jinja.None(),
@@ -126,21 +208,25 @@ func (c *ChatTemplate) context(req ChatRequest) (map[string]jinja.Value, error) 
 		"strftime_now":          jinja.NewCallable("strftime_now", c.strftime),
 	}
 	if !isNull(req.Tools) {
-		if data["tools"], err = jsonToValue(req.Tools); err != nil {
+		tools, err := big.decode(req.Tools)
+		if err != nil {
+			return nil, err
+		}
+		if data["tools"], err = normalizeTools(tools); err != nil {
 			return nil, err
 		}
 	}
 	for k, v := range c.tokens {
 		data[k] = jinja.NewString(v)
 	}
-	if err := c.addKwargs(data, req.Kwargs); err != nil {
+	if err := c.addKwargs(data, req.Kwargs, big); err != nil {
 		return nil, err
 	}
 	// The request's own fields win over chat_template_kwargs of the same
 	// name, as vLLM merges them.
 	data["add_generation_prompt"] = jinja.NewBool(req.AddGenerationPrompt)
 	if !isNull(req.Documents) {
-		if data["documents"], err = jsonToValue(req.Documents); err != nil {
+		if data["documents"], err = big.decode(req.Documents); err != nil {
 			return nil, err
 		}
 	}
@@ -167,11 +253,11 @@ func kwargsHave(raw json.RawMessage, key string) bool {
 	return ok
 }
 
-func (c *ChatTemplate) addKwargs(data map[string]jinja.Value, raw json.RawMessage) error {
+func (c *ChatTemplate) addKwargs(data map[string]jinja.Value, raw json.RawMessage, big *bigInts) error {
 	if isNull(raw) {
 		return nil
 	}
-	kw, err := jsonToValue(raw)
+	kw, err := big.decode(raw)
 	if err != nil {
 		return err
 	}

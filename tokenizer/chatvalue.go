@@ -17,8 +17,14 @@ import (
 // encoding/json's Decoder.Token; the options keep that decoder's leniency
 // (duplicate keys, invalid UTF-8 turned into U+FFFD).
 func jsonToValue(raw json.RawMessage) (jinja.Value, error) {
+	return (*bigInts)(nil).decode(raw)
+}
+
+// decode is jsonToValue with integers beyond int64 kept exact through b
+// (nil: they become floats, as the Jinja library reads them).
+func (b *bigInts) decode(raw json.RawMessage) (jinja.Value, error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	v, err := decodeValue(dec)
+	v, err := b.decodeValue(dec)
 	if err != nil {
 		return jinja.Undefined(), fmt.Errorf("decoding template input: %w: %w", ErrMalformed, err)
 	}
@@ -28,16 +34,16 @@ func jsonToValue(raw json.RawMessage) (jinja.Value, error) {
 	return v, nil
 }
 
-func decodeValue(dec *jsontext.Decoder) (jinja.Value, error) {
+func (b *bigInts) decodeValue(dec *jsontext.Decoder) (jinja.Value, error) {
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return jinja.Undefined(), err
 	}
 	switch tok.Kind() {
 	case '[':
-		return decodeList(dec)
+		return b.decodeList(dec)
 	case '{':
-		return decodeDict(dec)
+		return b.decodeDict(dec)
 	case 'n':
 		return jinja.None(), nil
 	case 't', 'f':
@@ -46,15 +52,15 @@ func decodeValue(dec *jsontext.Decoder) (jinja.Value, error) {
 		return jinja.NewString(tok.String()), nil
 	case '0':
 		// The raw number text, as json.Number: integers stay integers.
-		return jinja.FromGoValue(json.Number(tok.String())), nil
+		return b.number(tok.String()), nil
 	}
 	return jinja.Undefined(), fmt.Errorf("unexpected %v", tok.Kind())
 }
 
-func decodeList(dec *jsontext.Decoder) (jinja.Value, error) {
+func (b *bigInts) decodeList(dec *jsontext.Decoder) (jinja.Value, error) {
 	items := []jinja.Value{}
 	for dec.PeekKind() != ']' {
-		v, err := decodeValue(dec)
+		v, err := b.decodeValue(dec)
 		if err != nil {
 			return jinja.Undefined(), err
 		}
@@ -66,7 +72,7 @@ func decodeList(dec *jsontext.Decoder) (jinja.Value, error) {
 	return jinja.NewList(items), nil
 }
 
-func decodeDict(dec *jsontext.Decoder) (jinja.Value, error) {
+func (b *bigInts) decodeDict(dec *jsontext.Decoder) (jinja.Value, error) {
 	d := jinja.NewDict()
 	for dec.PeekKind() != '}' {
 		k, err := dec.ReadToken()
@@ -75,7 +81,7 @@ func decodeDict(dec *jsontext.Decoder) (jinja.Value, error) {
 		}
 		// A token is only valid until the next read.
 		key := k.String()
-		v, err := decodeValue(dec)
+		v, err := b.decodeValue(dec)
 		if err != nil {
 			return jinja.Undefined(), err
 		}

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -51,15 +52,17 @@ func DetectContentFormat(src string) ContentFormat {
 }
 
 // normalizeContents gives each message the content vLLM passes to the
-// template (VLLMVersion). A missing or null content (an assistant turn that
-// only calls tools) is empty: "" for a string-format template, [] for an
-// OpenAI-format one, so no template prints "None" or takes a branch for a
-// missing value. A string-format template gets a list content as the
-// "\n"-joined non-empty text of its text parts, a bare string counting as a
-// text part; an OpenAI-format template gets each bare string in a list as a
-// {"type": "text", "text": ...} part. Other part types carry no text for a
-// text-only model and are dropped from the joined text.
-func normalizeContents(msgs jinja.Value, f ContentFormat) {
+// template (VLLMVersion). vLLM reads every content as a list of parts: a
+// string is one text part, a missing or null content none. A string-format
+// template then gets the "\n"-joined non-empty texts ("" for none, so no
+// template prints "None"); an OpenAI-format one gets the list, each text part
+// as {"type": "text", "text": ...} followed by the part's fields vLLM does not
+// know (cache_control, say), a bare string as such a part, except that a tool
+// message whose parts are all text gets their texts joined. Media parts carry
+// no text for the router (requests with media route on their text). A
+// system message's leading billing-header line (x-anthropic-billing-header,
+// which changes per request) is dropped, as vLLM drops it.
+func normalizeContents(msgs jinja.Value, f ContentFormat) error {
 	l := msgs.AsList()
 	for i := range l.Len() {
 		m := l.Get(i)
@@ -67,18 +70,91 @@ func normalizeContents(msgs jinja.Value, f ContentFormat) {
 			continue
 		}
 		d := m.AsDict()
-		c, ok := d.Get("content")
+		parts, err := contentParts(d)
+		if err != nil {
+			return fmt.Errorf("decoding messages[%d].content: %w: %w", i, ErrMalformed, err)
+		}
+		role := roleOf(m)
+		if role == "system" {
+			parts = stripBillingHeader(parts)
+		}
+		if f == ContentString {
+			text, err := joinTextParts(parts)
+			if err != nil {
+				return fmt.Errorf("decoding messages[%d].content: %w: %w", i, ErrMalformed, err)
+			}
+			d.Set("content", jinja.NewString(text))
+			continue
+		}
+		wrapped, err := wrapParts(parts)
+		if err != nil {
+			return fmt.Errorf("decoding messages[%d].content: %w: %w", i, ErrMalformed, err)
+		}
+		if role == "tool" {
+			if text, ok := allText(wrapped); ok {
+				d.Set("content", jinja.NewString(text))
+				continue
+			}
+		}
+		d.Set("content", jinja.NewList(wrapped))
+	}
+	return nil
+}
+
+func contentParts(d *jinja.Dict) ([]jinja.Value, error) {
+	c, ok := d.Get("content")
+	switch {
+	case !ok || c.IsNone():
+		return nil, nil
+	case c.IsString():
+		return []jinja.Value{c}, nil
+	case c.IsList():
+		return c.AsList().Items, nil
+	}
+	return nil, fmt.Errorf("neither a string nor a list")
+}
+
+// billingHeader starts the attribution line Claude Code puts in its system
+// prompt.
+const billingHeader = "x-anthropic-billing-header"
+
+func stripBillingHeader(parts []jinja.Value) []jinja.Value {
+	var out []jinja.Value
+	for _, p := range parts {
+		var text jinja.Value
 		switch {
-		case (!ok || c.IsNone()) && f == ContentString:
-			d.Set("content", jinja.NewString(""))
-		case !ok || c.IsNone():
-			d.Set("content", jinja.NewList([]jinja.Value{}))
-		case c.IsList() && f == ContentString:
-			d.Set("content", jinja.NewString(joinTextParts(c.AsList())))
-		case c.IsList():
-			wrapStringParts(c.AsList())
+		case p.IsString():
+			text = p
+		case p.IsDict():
+			if t, _ := p.AsDict().Get("type"); t.IsString() && t.AsString() == "text" {
+				text, _ = p.AsDict().Get("text")
+			}
+		}
+		if !text.IsString() || !strings.HasPrefix(text.AsString(), billingHeader) {
+			out = append(out, p)
+			continue
+		}
+		_, rest, _ := strings.Cut(text.AsString(), "\n")
+		switch {
+		case rest == "":
+		case p.IsString():
+			out = append(out, jinja.NewString(rest))
+		default:
+			out = append(out, withKey(p.AsDict(), "text", jinja.NewString(rest)))
 		}
 	}
+	return out
+}
+
+// withKey copies d with key set to v (in place of the old value).
+func withKey(d *jinja.Dict, key string, v jinja.Value) jinja.Value {
+	out := jinja.NewDict()
+	for _, k := range d.Keys {
+		old, _ := d.Get(k)
+		out.AsDict().Set(k, old)
+	}
+	out.AsDict().Set(key, v)
+	return out
 }
 
 // textPartKeys maps the part types vLLM reads as text to the key holding it.
@@ -87,45 +163,113 @@ var textPartKeys = map[string]string{
 	"refusal": "refusal", "thinking": "thinking",
 }
 
-func joinTextParts(parts *jinja.List) string {
+// mediaPartTypes are the part types vLLM reads as media.
+var mediaPartTypes = map[string]bool{
+	"image_url": true, "input_image": true, "image_pil": true, "image_embeds": true,
+	"audio_url": true, "input_audio": true, "audio_embeds": true,
+	"video_url": true, "video_embeds": true, "prompt_embeds": true, "tool_reference": true,
+}
+
+// partKind reads a part: its text when it is a text part (ok false when its
+// text is null: vLLM skips it), or isMedia for another part vLLM accepts.
+func partKind(p jinja.Value) (text string, ok, isMedia bool, err error) {
+	if p.IsString() {
+		return p.AsString(), true, false, nil
+	}
+	if !p.IsDict() {
+		return "", false, false, fmt.Errorf("a part is neither a string nor an object")
+	}
+	d := p.AsDict()
+	t, hasType := d.Get("type")
+	if !hasType || t.IsNone() {
+		for k := range mediaPartTypes {
+			if _, has := d.Get(k); has {
+				return "", false, true, nil
+			}
+		}
+		return "", false, false, fmt.Errorf("a part has no type")
+	}
+	if !t.IsString() {
+		return "", false, false, fmt.Errorf("a part's type is not a string")
+	}
+	if key, isText := textPartKeys[t.AsString()]; isText {
+		v, _ := d.Get(key)
+		if v.IsString() {
+			return v.AsString(), true, false, nil
+		}
+		return "", false, false, nil
+	}
+	if mediaPartTypes[t.AsString()] {
+		return "", false, true, nil
+	}
+	return "", false, false, fmt.Errorf("unsupported part type %q", t.AsString())
+}
+
+func joinTextParts(parts []jinja.Value) (string, error) {
 	var texts []string
-	for i := range parts.Len() {
-		if text := partText(parts.Get(i)); text != "" {
+	for _, p := range parts {
+		text, ok, _, err := partKind(p)
+		if err != nil {
+			return "", err
+		}
+		if ok && text != "" {
 			texts = append(texts, text)
 		}
 	}
-	return strings.Join(texts, "\n")
+	return strings.Join(texts, "\n"), nil
 }
 
-// partText is the text a content part contributes, "" for none. A part
-// without a type is read as text, as before vLLM rejects it.
-func partText(p jinja.Value) string {
-	if p.IsString() {
-		return p.AsString()
-	}
-	if !p.IsDict() {
-		return ""
-	}
-	d := p.AsDict()
-	key := "text"
-	if t, ok := d.Get("type"); ok {
-		if key, ok = textPartKeys[t.AsString()]; !t.IsString() || !ok {
-			return ""
-		}
-	}
-	if text, ok := d.Get(key); ok && text.IsString() {
-		return text.AsString()
-	}
-	return ""
+// knownPartFields are the content-part keys vLLM's request types declare;
+// a text part keeps every other key when vLLM wraps it.
+var knownPartFields = map[string]bool{
+	"type": true, "text": true, "refusal": true, "thinking": true, "uuid": true,
+	"image_url": true, "image_pil": true, "image_embeds": true, "input_audio": true,
+	"audio_url": true, "audio_embeds": true, "video_url": true, "video_embeds": true,
+	"prompt_embeds": true, "data": true, "name": true, "signature": true, "closed": true,
+	"file": true, "detail": true,
 }
 
-func wrapStringParts(parts *jinja.List) {
-	for i, p := range parts.Items {
-		if p.IsString() {
-			d := jinja.NewDict()
-			d.AsDict().Set("type", jinja.NewString("text"))
-			d.AsDict().Set("text", p)
-			parts.Items[i] = d
+func wrapParts(parts []jinja.Value) ([]jinja.Value, error) {
+	out := []jinja.Value{}
+	for _, p := range parts {
+		text, ok, isMedia, err := partKind(p)
+		switch {
+		case err != nil:
+			return nil, err
+		case isMedia:
+			out = append(out, p)
+			continue
+		case !ok:
+			continue
 		}
+		w := jinja.NewDict()
+		w.AsDict().Set("type", jinja.NewString("text"))
+		w.AsDict().Set("text", jinja.NewString(text))
+		if p.IsDict() {
+			d := p.AsDict()
+			for _, k := range d.Keys {
+				if !knownPartFields[k] {
+					v, _ := d.Get(k)
+					w.AsDict().Set(k, v)
+				}
+			}
+		}
+		out = append(out, w)
 	}
+	return out, nil
+}
+
+// allText joins a tool message's parts when all are text parts, as vLLM
+// hands tool results to templates as strings.
+func allText(parts []jinja.Value) (string, bool) {
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		t, _ := p.AsDict().Get("type")
+		if !t.IsString() || t.AsString() != "text" {
+			return "", false
+		}
+		text, _ := p.AsDict().Get("text")
+		texts = append(texts, text.AsString())
+	}
+	return strings.Join(texts, "\n"), true
 }

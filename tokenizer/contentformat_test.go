@@ -52,7 +52,15 @@ func TestNormalizeContents(t *testing.T) {
 		{"bare string wrapped for openai", `[{"role":"user","content":["a"]}]`, ContentOpenAI, "[[{'type': 'text', 'text': 'a'}]]"},
 		{"empty texts dropped", `[{"role":"user","content":["",{"type":"text","text":""},{"type":"text","text":null},"a"]}]`, ContentString, "[a]"},
 		{"other text part types", `[{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"refusal","refusal":"b"},{"type":"thinking","thinking":"c"},{"type":"output_text","text":"d"}]}]`, ContentString, "[a\nb\nc\nd]"},
-		{"string content untouched for openai", `[{"role":"user","content":"hi"}]`, ContentOpenAI, "[hi]"},
+		{"string content is one text part for openai", `[{"role":"user","content":"hi"}]`, ContentOpenAI, "[[{'type': 'text', 'text': 'hi'}]]"},
+		{"text part keeps unknown fields for openai", `[{"role":"user","content":[{"cache_control":{"type":"ephemeral"},"text":"a","type":"text"}]}]`, ContentOpenAI,
+			"[[{'type': 'text', 'text': 'a', 'cache_control': {'type': 'ephemeral'}}]]"},
+		{"input_text becomes text for openai", `[{"role":"user","content":[{"type":"input_text","text":"a"}]}]`, ContentOpenAI, "[[{'type': 'text', 'text': 'a'}]]"},
+		{"tool message text parts joined for openai", `[{"role":"tool","content":[{"type":"text","text":"a"},{"type":"text","text":""},"b"]}]`, ContentOpenAI, "[a\n\nb]"},
+		{"tool message string for openai", `[{"role":"tool","content":"r"}]`, ContentOpenAI, "[r]"},
+		{"billing header line dropped", `[{"role":"system","content":"x-anthropic-billing-header: cch=1\nRules."}]`, ContentString, "[Rules.]"},
+		{"billing header alone dropped", `[{"role":"system","content":[{"type":"text","text":"x-anthropic-billing-header: cch=1"},"Rules."]}]`, ContentOpenAI, "[[{'type': 'text', 'text': 'Rules.'}]]"},
+		{"billing header kept outside system", `[{"role":"user","content":"x-anthropic-billing-header: a\nb"}]`, ContentString, "[x-anthropic-billing-header: a\nb]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,7 +7,8 @@ import (
 
 // Messages reach the template with only the fields vLLM copies, in its order.
 func TestRebuildMessages(t *testing.T) {
-	ct, err := NewChatTemplate(`{% for m in messages %}{{ m | tojson }};{% endfor %}`, "", "")
+	// The template names the developer role, so vLLM keeps it.
+	ct, err := NewChatTemplate(`{# 'developer' #}{% for m in messages %}{{ m | tojson }};{% endfor %}`, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

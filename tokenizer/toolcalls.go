@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/ardanlabs/jinja"
@@ -10,19 +11,18 @@ import (
 // to the template (VLLMVersion): an empty tool_calls list is removed, so the
 // template takes its plain-reply path; a call's function.arguments string is
 // parsed as JSON, so templates print it re-serialised (compact JSON comes out
-// with Python's separators), and becomes {} when it is not JSON; arguments
-// that are neither a string, an object nor a list (null, say) become {}.
-func normalizeToolCalls(msgs jinja.Value) {
+// with Python's separators). Arguments that are not a JSON object (a string
+// that is not JSON or holds a list or a number, null, "") become {}. A call
+// that is not an object, or not of type "function" with a function object,
+// is an ErrMalformed: vLLM answers it with a 400.
+func normalizeToolCalls(msgs jinja.Value, big *bigInts) error {
 	l := msgs.AsList()
 	for i := range l.Len() {
 		m := l.Get(i)
-		if !m.IsDict() {
+		if roleOf(m) != "assistant" {
 			continue
 		}
 		d := m.AsDict()
-		if role, _ := d.Get("role"); !role.IsString() || role.AsString() != "assistant" {
-			continue
-		}
 		calls, ok := d.Get("tool_calls")
 		if !ok || !calls.IsList() {
 			continue
@@ -31,31 +31,38 @@ func normalizeToolCalls(msgs jinja.Value) {
 			deleteKey(d, "tool_calls")
 			continue
 		}
-		for _, c := range calls.AsList().Items {
-			if c.IsDict() {
-				normalizeArguments(c.AsDict())
+		for j, c := range calls.AsList().Items {
+			if err := normalizeCall(c, big); err != nil {
+				return fmt.Errorf("decoding messages[%d].tool_calls[%d]: %w: %w", i, j, ErrMalformed, err)
 			}
 		}
 	}
+	return nil
 }
 
-func normalizeArguments(call *jinja.Dict) {
-	fn, ok := call.Get("function")
-	if !ok || !fn.IsDict() {
-		return
+func normalizeCall(c jinja.Value, big *bigInts) error {
+	if !c.IsDict() {
+		return fmt.Errorf("not an object")
+	}
+	call := c.AsDict()
+	fn, _ := call.Get("function")
+	if t, ok := call.Get("type"); (ok && (!t.IsString() || t.AsString() != "function")) || !fn.IsDict() {
+		return fmt.Errorf(`not a call of type "function"`)
 	}
 	f := fn.AsDict()
 	args, _ := f.Get("arguments")
 	switch {
-	case args.IsString():
-		v, err := jsonToValue([]byte(args.AsString()))
-		if err != nil {
+	case args.IsDict():
+	case args.IsString() && args.AsString() != "":
+		v, err := big.decode([]byte(args.AsString()))
+		if err != nil || !v.IsDict() {
 			v = jinja.NewDict()
 		}
 		f.Set("arguments", v)
-	case !args.IsDict() && !args.IsList():
+	default:
 		f.Set("arguments", jinja.NewDict())
 	}
+	return nil
 }
 
 func deleteKey(d *jinja.Dict, key string) {

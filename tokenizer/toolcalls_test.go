@@ -24,9 +24,11 @@ func TestNormalizeToolCalls(t *testing.T) {
 		{"empty string is an empty object", call("assistant", `""`), `{};`},
 		{"null is an empty object", call("assistant", `null`), `{};`},
 		{"number is an empty object", call("assistant", `3`), `{};`},
-		{"JSON scalar string parsed", call("assistant", `"3"`), `3;`},
+		{"JSON scalar string is an empty object", call("assistant", `"3"`), `{};`},
+		{"JSON list string is an empty object", call("assistant", `"[1, 2]"`), `{};`},
 		{"object kept", call("assistant", `{"q":"x"}`), `{"q": "x"};`},
-		{"list kept", call("assistant", `[1]`), `[1];`},
+		{"list is an empty object", call("assistant", `[1]`), `{};`},
+		{"big integer kept exact", call("assistant", `"{\"n\": 123456789012345678901234567890}"`), `{"n": 123456789012345678901234567890};`},
 		{"other roles carry no tool calls", call("user", `"{\"a\":1}"`), `-`},
 		{"empty list removed", `[{"role":"assistant","content":"x","tool_calls":[]}]`, `-`},
 	}

@@ -1,0 +1,108 @@
+package extproc
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/warmroute/warmroute/scorer"
+	"github.com/warmroute/warmroute/tokenizer"
+	"github.com/warmroute/warmroute/tokenizer/tokenizertest"
+)
+
+// vllmGolden is tokenizer/testdata/vllm_golden.json, written by
+// tokenizer/testdata/gen_vllm.py from vLLM's own request preprocessing.
+type vllmGolden struct {
+	VLLMVersion string `json:"vllm_version"`
+	Cases       []struct {
+		Name    string          `json:"name"`
+		Kind    string          `json:"kind"`
+		Request json.RawMessage `json:"request"`
+	} `json:"cases"`
+	Families map[string]map[string]struct {
+		IDs   []uint32 `json:"ids"`
+		Error string   `json:"error"`
+	} `json:"families"`
+}
+
+// goldenDirs maps the golden's family names to the test tokenizer files.
+var goldenDirs = map[string]string{"mistral": "llama2"}
+
+// knownVLLMDivergences are the shapes where the router's tokens differ from
+// vLLM's, each with the reason. A case listed here must still differ, so a
+// fix is noticed.
+var knownVLLMDivergences = map[string]string{}
+
+// TestVLLMGolden parses each golden request as the router does and encodes
+// it locally; the ids must equal the ones vLLM's own code computed, and a
+// request vLLM rejects must not get a prediction the router would route on
+// as if it were valid (an error, or a known divergence).
+func TestVLLMGolden(t *testing.T) {
+	data, err := os.ReadFile("../tokenizer/testdata/vllm_golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g vllmGolden
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	if g.VLLMVersion != tokenizer.VLLMVersion {
+		t.Fatalf("golden from vLLM %s, the router mirrors %s", g.VLLMVersion, tokenizer.VLLMVersion)
+	}
+	for fam, results := range g.Families {
+		dir := fam
+		if d, ok := goldenDirs[fam]; ok {
+			dir = d
+		}
+		tk, err := tokenizer.LoadDir(tokenizertest.Dir(t, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := scorer.NewLocalTokens(tk)
+		for _, c := range g.Cases {
+			want := results[c.Name]
+			t.Run(fam+"/"+c.Name, func(t *testing.T) {
+				got, err := goldenTokens(local, c.Kind, c.Request)
+				match := err == nil && want.Error == "" && slices.Equal(got, want.IDs)
+				if why, ok := knownVLLMDivergences[fam+"/"+c.Name]; ok {
+					if match {
+						t.Fatalf("known divergence (%s) is gone: remove it from the list", why)
+					}
+					return
+				}
+				switch {
+				case want.Error != "" && err == nil:
+					t.Fatalf("router encoded %d tokens; vLLM rejected the request: %s", len(got), want.Error)
+				case want.Error != "":
+				case err != nil:
+					t.Fatalf("router: %v; vLLM encoded %d tokens", err, len(want.IDs))
+				case !match:
+					t.Fatalf("ids differ at %d (router %d tokens, vLLM %d)", firstDiff(got, want.IDs), len(got), len(want.IDs))
+				}
+			})
+		}
+	}
+}
+
+func goldenTokens(local *scorer.LocalTokens, kind string, body json.RawMessage) ([]uint32, error) {
+	path := pathChatCompletions
+	if kind == "completion" {
+		path = pathCompletions
+	}
+	req, err := ParseRequest(path, body)
+	if err != nil {
+		return nil, err
+	}
+	return local.Tokens(context.Background(), req, nil)
+}
+
+func firstDiff(a, b []uint32) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
