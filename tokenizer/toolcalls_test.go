@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 )
 
@@ -22,12 +23,8 @@ func TestNormalizeToolCalls(t *testing.T) {
 		{"key order kept", call("assistant", `"{\"z\":1,\"a\":2}"`), `{"z": 1, "a": 2};`},
 		{"not JSON is an empty object", call("assistant", `"city=Paris"`), `{};`},
 		{"empty string is an empty object", call("assistant", `""`), `{};`},
-		{"null is an empty object", call("assistant", `null`), `{};`},
-		{"number is an empty object", call("assistant", `3`), `{};`},
 		{"JSON scalar string is an empty object", call("assistant", `"3"`), `{};`},
 		{"JSON list string is an empty object", call("assistant", `"[1, 2]"`), `{};`},
-		{"object kept", call("assistant", `{"q":"x"}`), `{"q": "x"};`},
-		{"list is an empty object", call("assistant", `[1]`), `{};`},
 		{"big integer kept exact", call("assistant", `"{\"n\": 123456789012345678901234567890}"`), `{"n": 123456789012345678901234567890};`},
 		{"other roles carry no tool calls", call("user", `"{\"a\":1}"`), `-`},
 		{"empty list removed", `[{"role":"assistant","content":"x","tool_calls":[]}]`, `-`},
@@ -44,6 +41,31 @@ func TestNormalizeToolCalls(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Fatalf("Render = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// Calls vLLM's request model rejects are errors, not a guessed render.
+func TestNormalizeToolCallsRejects(t *testing.T) {
+	ct, err := NewChatTemplate(`{{ messages | tojson }}`, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, calls := range []string{
+		`[1]`,
+		`[{"id":"1","type":"retrieval","function":{"name":"f","arguments":"{}"}}]`,
+		`[{"id":"1","type":"function"}]`,
+		`[{"id":"1","type":"function","function":{"name":"f","arguments":null}}]`,
+		`[{"id":"1","type":"function","function":{"name":"f","arguments":{"q":"x"}}}]`,
+		`[{"id":"1","type":"function","function":{"name":"f","arguments":3}}]`,
+		`[{"id":"1","type":"function","function":{"name":"f"}}]`,
+		`[{"id":"1","type":"function","function":{"name":2,"arguments":"{}"}}]`,
+	} {
+		t.Run(calls, func(t *testing.T) {
+			msgs := `[{"role":"assistant","content":null,"tool_calls":` + calls + `}]`
+			if _, err := ct.Render(ChatRequest{Messages: json.RawMessage(msgs)}); !errors.Is(err, ErrMalformed) {
+				t.Fatalf("Render error %v, want ErrMalformed", err)
 			}
 		})
 	}

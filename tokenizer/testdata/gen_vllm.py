@@ -279,8 +279,10 @@ def main():
     for name, (src, cfg) in FAMILIES.items():
         mc = AsyncEngineArgs(model=model_dir(workdir, name, src, cfg)).create_model_config()
         vc = VllmConfig(model_config=mc, device_config=DeviceConfig(device="cpu"))
+        # As served with --enable-auto-tool-choice: without it vLLM refuses
+        # every request with tools (tool_choice defaults to "auto").
         online = OnlineRenderer(mc, renderer_from_config(vc), request_logger=None, chat_template=None,
-                                chat_template_content_format="auto")
+                                chat_template_content_format="auto", enable_auto_tools=True)
         res = {}
         for c in cases:
             res[c["name"]] = asyncio.run(render(online, c["kind"], json.loads(json.dumps(c["request"]))))

