@@ -77,7 +77,7 @@ func tokenizeReason(err error) string {
 		return "template"
 	case errors.Is(err, tokenizer.ErrRemote):
 		return "remote"
-	case errors.Is(err, ErrBadTokenID), errors.Is(err, ErrNoRawMessage):
+	case errors.Is(err, ErrBadTokenID), errors.Is(err, ErrNoRawMessage), errors.Is(err, tokenizer.ErrRequest):
 		return "request"
 	case errors.Is(err, ErrPromptTooLong):
 		return "too_long"

@@ -72,7 +72,7 @@ func normalizeContents(msgs jinja.Value, f ContentFormat) error {
 		d := m.AsDict()
 		parts, err := contentParts(d)
 		if err != nil {
-			return fmt.Errorf("decoding messages[%d].content: %w: %w", i, ErrMalformed, err)
+			return fmt.Errorf("decoding messages[%d].content: %w: %w", i, ErrRequest, err)
 		}
 		role := roleOf(m)
 		if role == "system" {
@@ -81,14 +81,14 @@ func normalizeContents(msgs jinja.Value, f ContentFormat) error {
 		if f == ContentString {
 			text, err := joinTextParts(parts)
 			if err != nil {
-				return fmt.Errorf("decoding messages[%d].content: %w: %w", i, ErrMalformed, err)
+				return fmt.Errorf("decoding messages[%d].content: %w: %w", i, ErrRequest, err)
 			}
 			d.Set("content", jinja.NewString(text))
 			continue
 		}
 		wrapped, err := wrapParts(parts)
 		if err != nil {
-			return fmt.Errorf("decoding messages[%d].content: %w: %w", i, ErrMalformed, err)
+			return fmt.Errorf("decoding messages[%d].content: %w: %w", i, ErrRequest, err)
 		}
 		if role == "tool" {
 			if text, ok := allText(wrapped); ok {

@@ -16,6 +16,11 @@ var (
 	// ErrTemplate reports a chat template that failed to render, including
 	// raise_exception calls from the template itself.
 	ErrTemplate = errors.New("rendering chat template")
+	// ErrRequest reports a chat request the engine's request models reject
+	// (a tool without a name, a content part of an unknown type, tool-call
+	// arguments that are not a string): vLLM answers it with a 400, so no
+	// prompt exists to route on.
+	ErrRequest = errors.New("request the engine rejects")
 	// ErrRemote reports a failed call to an engine's /tokenize endpoint.
 	ErrRemote = errors.New("calling remote tokenizer")
 )

@@ -66,8 +66,8 @@ func TestNormalizeToolsRejects(t *testing.T) {
 	} {
 		t.Run(tools, func(t *testing.T) {
 			_, err := ct.Render(ChatRequest{Messages: json.RawMessage(`[]`), Tools: json.RawMessage(tools)})
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatalf("Render error %v, want ErrMalformed", err)
+			if !errors.Is(err, ErrRequest) {
+				t.Fatalf("Render error %v, want ErrRequest", err)
 			}
 		})
 	}

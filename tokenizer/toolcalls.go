@@ -14,7 +14,7 @@ import (
 // with Python's separators). Arguments that are not a JSON object (a string
 // that is not JSON or holds a list or a number, "") become {}. A call that
 // is not an object, not of type "function" with a function object, or whose
-// name or arguments is not a string, is an ErrMalformed: vLLM's request
+// name or arguments is not a string, is an ErrRequest: vLLM's request
 // model answers it with a 400.
 func normalizeToolCalls(msgs jinja.Value, big *bigInts) error {
 	l := msgs.AsList()
@@ -34,7 +34,7 @@ func normalizeToolCalls(msgs jinja.Value, big *bigInts) error {
 		}
 		for j, c := range calls.AsList().Items {
 			if err := normalizeCall(c, big); err != nil {
-				return fmt.Errorf("decoding messages[%d].tool_calls[%d]: %w: %w", i, j, ErrMalformed, err)
+				return fmt.Errorf("decoding messages[%d].tool_calls[%d]: %w: %w", i, j, ErrRequest, err)
 			}
 		}
 	}

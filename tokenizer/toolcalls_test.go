@@ -64,8 +64,8 @@ func TestNormalizeToolCallsRejects(t *testing.T) {
 	} {
 		t.Run(calls, func(t *testing.T) {
 			msgs := `[{"role":"assistant","content":null,"tool_calls":` + calls + `}]`
-			if _, err := ct.Render(ChatRequest{Messages: json.RawMessage(msgs)}); !errors.Is(err, ErrMalformed) {
-				t.Fatalf("Render error %v, want ErrMalformed", err)
+			if _, err := ct.Render(ChatRequest{Messages: json.RawMessage(msgs)}); !errors.Is(err, ErrRequest) {
+				t.Fatalf("Render error %v, want ErrRequest", err)
 			}
 		})
 	}

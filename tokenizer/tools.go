@@ -14,17 +14,17 @@ import (
 // "defer_loading" when set (a tool's defer_loading is copied to its function
 // when the function has none). Other keys are dropped. A tool vLLM's models
 // reject (no function name, another type, parameters not an object) is an
-// ErrMalformed: the engine answers that request with a 400.
+// ErrRequest: the engine answers that request with a 400.
 func normalizeTools(tools jinja.Value) (jinja.Value, error) {
 	if !tools.IsList() {
-		return jinja.Undefined(), fmt.Errorf("decoding tools: not a list: %w", ErrMalformed)
+		return jinja.Undefined(), fmt.Errorf("decoding tools: not a list: %w", ErrRequest)
 	}
 	l := tools.AsList()
 	out := make([]jinja.Value, len(l.Items))
 	for i, t := range l.Items {
 		v, err := normalizeTool(t)
 		if err != nil {
-			return jinja.Undefined(), fmt.Errorf("decoding tools[%d]: %w: %w", i, ErrMalformed, err)
+			return jinja.Undefined(), fmt.Errorf("decoding tools[%d]: %w: %w", i, ErrRequest, err)
 		}
 		out[i] = v
 	}
