@@ -74,9 +74,22 @@ func tokenIDs(ids []int) ([]uint32, error) {
 // unless the request turns them off (Request.AddSpecialTokens).
 // Safe for concurrent use; build it with NewLocalTokens.
 type LocalTokens struct {
-	tk     *tokenizer.Tokenizer
-	chat   *tokenizer.ChatTemplate // nil: the model has no chat template
-	prefix *tokenizer.PrefixCache
+	tk      *tokenizer.Tokenizer
+	chat    *tokenizer.ChatTemplate // nil: the model has no chat template
+	harmony *tokenizer.HarmonyChat  // set for a Harmony vocabulary (GPT-OSS)
+	prefix  *tokenizer.PrefixCache
+}
+
+// LocalOption configures NewLocalTokens.
+type LocalOption func(*localOptions)
+
+type localOptions struct{ harmonyDate func() string }
+
+// WithHarmonyDate sets the start date a Harmony (GPT-OSS) prompt carries, as
+// YYYY-MM-DD; the default is today in UTC (the engine's date when it runs in
+// UTC; vLLM's VLLM_SYSTEM_START_DATE pins it).
+func WithHarmonyDate(date func() string) LocalOption {
+	return func(o *localOptions) { o.harmonyDate = date }
 }
 
 // DefaultPrefixCacheBytes bounds each pool's chat prefix cache.
@@ -84,9 +97,20 @@ const DefaultPrefixCacheBytes = 64 << 20
 
 // NewLocalTokens wraps a loaded tokenizer. A model without a chat template
 // still routes completions; its chat requests fail with ErrNoChatTemplate.
-func NewLocalTokens(tk *tokenizer.Tokenizer) *LocalTokens {
-	chat, _ := tk.ChatTemplate() // absent template: chat requests report it
-	return &LocalTokens{tk: tk, chat: chat, prefix: tokenizer.NewPrefixCache(tk, DefaultPrefixCacheBytes)}
+// A Harmony vocabulary (GPT-OSS) renders chat in the Harmony format, as vLLM
+// does, instead of with a template.
+func NewLocalTokens(tk *tokenizer.Tokenizer, opts ...LocalOption) *LocalTokens {
+	o := localOptions{harmonyDate: tokenizer.UTCDate}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	l := &LocalTokens{tk: tk, prefix: tokenizer.NewPrefixCache(tk, DefaultPrefixCacheBytes)}
+	if tk.Harmony() {
+		l.harmony = tokenizer.NewHarmonyChat(o.harmonyDate)
+	} else {
+		l.chat, _ = tk.ChatTemplate() // absent template: chat requests report it
+	}
+	return l
 }
 
 // Tokens implements Tokens.
@@ -105,12 +129,21 @@ func (l *LocalTokens) Tokens(_ context.Context, req *Request, _ []string) ([]uin
 }
 
 func (l *LocalTokens) chatTokens(req *Request) ([]uint32, error) {
-	if l.chat == nil {
+	if l.chat == nil && l.harmony == nil {
 		return nil, ErrNoChatTemplate
 	}
 	cr, err := chatRequest(req)
 	if err != nil {
 		return nil, err
+	}
+	if l.harmony != nil {
+		// vLLM encodes a Harmony prompt without the tokenizer's special
+		// tokens whatever add_special_tokens says.
+		text, err := l.harmony.Render(cr)
+		if err != nil {
+			return nil, err
+		}
+		return l.prefix.Encode(text, false)
 	}
 	text, err := l.chat.Render(cr)
 	if err != nil {

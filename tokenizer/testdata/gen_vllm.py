@@ -262,8 +262,14 @@ async def render(online, kind, body):
         return {"error": short(e)}
 
 
+# Harmony's system message carries the conversation's start date, which vLLM
+# takes from VLLM_SYSTEM_START_DATE or else from its clock.
+START_DATE = "2025-03-07"
+
+
 def main():
     workdir = os.path.abspath(sys.argv[1])
+    os.environ["VLLM_SYSTEM_START_DATE"] = START_DATE
     harmony_vocab(workdir)
     import transformers
     import vllm
@@ -275,6 +281,7 @@ def main():
     cases = [{"name": n, "kind": "chat", "request": b} for n, b in CHAT.items()]
     cases += [{"name": n, "kind": "completion", "request": b} for n, b in COMPLETION.items()]
     out = {"vllm_version": vllm.__version__, "transformers_version": transformers.__version__,
+           "harmony_start_date": START_DATE,
            "cases": cases, "families": {}}
     for name, (src, cfg) in FAMILIES.items():
         mc = AsyncEngineArgs(model=model_dir(workdir, name, src, cfg)).create_model_config()
