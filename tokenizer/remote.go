@@ -50,6 +50,12 @@ func (r *Remote) TokenizeChat(ctx context.Context, req ChatRequest) ([]uint32, e
 	if !isNull(req.Tools) {
 		body["tools"] = req.Tools
 	}
+	if req.ContinueFinalMessage {
+		body["continue_final_message"] = true
+	}
+	if req.Template != "" {
+		body["chat_template"] = req.Template
+	}
 	kwargs, err := remoteKwargs(req)
 	if err != nil {
 		return nil, err

@@ -28,6 +28,8 @@ func engineSim(t *testing.T, tk *Tokenizer) *httptest.Server {
 			Messages    json.RawMessage `json:"messages"`
 			AddSpecial  bool            `json:"add_special_tokens"`
 			AddGenerate bool            `json:"add_generation_prompt"`
+			Continue    bool            `json:"continue_final_message"`
+			Template    string          `json:"chat_template"`
 		}
 		if r.URL.Path != "/tokenize" || json.NewDecoder(r.Body).Decode(&req) != nil {
 			http.Error(w, "bad request", http.StatusBadRequest)
@@ -38,7 +40,8 @@ func engineSim(t *testing.T, tk *Tokenizer) *httptest.Server {
 		if req.Prompt != nil {
 			ids, err = tk.Encode(*req.Prompt, req.AddSpecial)
 		} else {
-			ids, err = tk.EncodeChat(ct, ChatRequest{Messages: req.Messages, AddGenerationPrompt: req.AddGenerate, AddSpecialTokens: req.AddSpecial})
+			ids, err = tk.EncodeChat(ct, ChatRequest{Messages: req.Messages, AddGenerationPrompt: req.AddGenerate, AddSpecialTokens: req.AddSpecial,
+				ContinueFinalMessage: req.Continue, Template: req.Template})
 		}
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -132,5 +135,29 @@ func TestDriftDetectsWrongTokenizer(t *testing.T) {
 				t.Fatal("metric not exposed under its documented name")
 			}
 		})
+	}
+}
+
+// continue_final_message and chat_template reach the engine's /tokenize.
+func TestRemoteChatFields(t *testing.T) {
+	tk := loadFamily(t, "qwen3")
+	r := NewRemote(engineSim(t, tk).URL, nil)
+	ct, err := tk.ChatTemplate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := json.RawMessage(`[{"role":"user","content":"hi"},{"role":"assistant","content":"Once upon"}]`)
+	for _, req := range []ChatRequest{
+		{Messages: msgs, ContinueFinalMessage: true},
+		{Messages: msgs, AddGenerationPrompt: true, Template: "{{ messages[1].content }}"},
+	} {
+		want, err := tk.EncodeChat(ct, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.TokenizeChat(context.Background(), req)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("TokenizeChat = %v, %v; want %v", got, err, want)
+		}
 	}
 }
