@@ -26,6 +26,12 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 }
 
+// Step runs one periodic round at now, the work Run does every Interval:
+// for callers that drive time themselves (a virtual-time simulation calls it
+// every Interval of its own clock instead of calling Run). Do not use it
+// beside Run.
+func (c *Controller) Step(now time.Time) { c.step(now) }
+
 // step is one advisor round at now.
 func (c *Controller) step(now time.Time) {
 	c.tickMu.Lock()
