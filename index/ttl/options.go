@@ -158,6 +158,12 @@ type Options struct {
 	Limits Limits
 	// Freshness drives the freshness guard; nil disables the guard.
 	Freshness FreshnessSource
+	// Endpoints, when set, lists the endpoints the freshness guard judges
+	// every Interval even without traffic, so each has a
+	// warmroute_ttl_speculation_paused series from the start (the router
+	// passes its pool endpoints and every event stream it knows). Without
+	// it an endpoint is judged once a request asks about it.
+	Endpoints func() []string
 	// Backlog feeds J's backlog term; nil means no backlog is added.
 	Backlog BacklogGauge
 	// Metrics, from NewMetrics, receives the warmroute_ttl_* series; nil

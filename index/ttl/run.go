@@ -42,6 +42,7 @@ func (c *Controller) step(now time.Time) {
 	c.guard.refresh(now)
 	overall, scratch := c.assess(c.series.all, now, backlog, nil)
 	c.adapt(c.series.all, &overall, overall.Advice)
+	c.guard.setSilentBase(silentBase(&overall))
 	c.export(c.series.all, &overall)
 	c.series.each(func(s *series) {
 		if s == c.series.all {
@@ -79,6 +80,15 @@ func (c *Controller) adapt(s *series, r *Row, overall Advice) {
 		c.log.Debug("moving speculative ttl", "endpoint", s.key.endpoint, "model", s.key.model,
 			"from", cur, "to", next, "advised", target.TTL.D())
 	}
+}
+
+// silentBase is the confirmation latency the silent rule waits for: the
+// advised TTL once advice is ready, else the TTL in force.
+func silentBase(overall *Row) time.Duration {
+	if overall.Advice.Ready {
+		return overall.Advice.TTL.D()
+	}
+	return overall.Current.D()
 }
 
 func (c *Controller) export(s *series, r *Row) {
