@@ -130,10 +130,11 @@ type Freshness struct {
 	// SilenceLimit is how long the endpoint may stay silent before the
 	// source gives it up (the subscriber expires it after its heartbeat
 	// misses times its heartbeat interval). The guard pauses speculation
-	// at the same limit: with neither an event nor a heartbeat within it
-	// (stale), or with no event within it after a route that should have
-	// made the engine store blocks (silent). Zero turns both limits off; an
-	// endpoint never heard from is still stale.
+	// at the same limit with neither an event nor a heartbeat within it
+	// (stale); with no event after a route that should have made the engine
+	// store blocks (silent) it waits the advised TTL plus slack, never longer
+	// than this limit. Zero turns both rules off; an endpoint never heard
+	// from is still stale.
 	SilenceLimit time.Duration
 }
 
