@@ -245,6 +245,7 @@ func TestGuardSilentLimitFollowsTheLatency(t *testing.T) {
 		name       string
 		cfg        Config
 		confirmLag time.Duration // latency of the confirmations that form advice; 0 none
+		few        bool          // too few of them for advice
 		want       time.Duration
 	}{
 		{name: "static 2s, no advice", want: 2*time.Second + silentSlack},
@@ -252,6 +253,8 @@ func TestGuardSilentLimitFollowsTheLatency(t *testing.T) {
 		{name: "advice from 1.2s confirmations", confirmLag: 1200 * time.Millisecond,
 			want: 1300*time.Millisecond + silentSlack},
 		{name: "advice from fast confirmations", confirmLag: 20 * time.Millisecond, want: silentFloor},
+		{name: "no advice yet, confirmations slower than the TTL", confirmLag: 3 * time.Second, few: true,
+			want: 3100*time.Millisecond + silentSlack},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -262,7 +265,11 @@ func TestGuardSilentLimitFollowsTheLatency(t *testing.T) {
 				src.set("e", Freshness{SilenceLimit: testSilenceLimit, LastEvent: lastEvent, LastHeartbeat: h.clk.Now(), Connected: true})
 			}
 			if tt.confirmLag > 0 {
-				for i := range 10 {
+				n := 10
+				if tt.few {
+					n = 3
+				}
+				for i := range n {
 					id := index.DecisionID(100 + i)
 					h.Begin(id, Route{Endpoint: "e", Model: "m", PromptTokens: 64, NewSpeculative: 1, BlockSize: 16, At: h.clk.Now()})
 					h.clk.Advance(tt.confirmLag)

@@ -116,10 +116,16 @@ const (
 )
 
 // silentBase is the confirmation latency the silent rule waits for: the
-// advised TTL once advice is ready, else the TTL in force.
+// advised TTL once advice is ready; before, the TTL in force or the longest
+// confirmation already seen plus jitter, whichever is longer (a TTL shorter
+// than the event path must not make the guard pause a slow, working one).
 func silentBase(overall *Row) time.Duration {
-	if overall.Advice.Ready {
-		return overall.Advice.TTL.D()
+	a := &overall.Advice
+	if a.Ready {
+		return a.TTL.D()
+	}
+	if a.Samples > 0 {
+		return max(overall.Current.D(), a.Max.D()+a.Jitter.D())
 	}
 	return overall.Current.D()
 }
