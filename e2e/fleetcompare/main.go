@@ -20,8 +20,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/warmroute/warmroute/e2e/fleet"
+	"github.com/warmroute/warmroute/internal/benchcpu"
 	"github.com/warmroute/warmroute/internal/cli"
 )
 
@@ -102,7 +104,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.deadline)
 	defer cancel()
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), benchcpu.Now()
 	m := fleet.Matrix{Regimes: regs, Policies: pols, Seeds: c.seeds, Tuning: c.tuning, Parallel: c.parallel, Progress: stderr}
 	cells, err := m.Run(ctx)
 	fleet.WriteRegimes(stdout, regs)
@@ -112,7 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	goals := fleet.CheckGoals(cells)
 	fleet.WriteGoals(stdout, goals)
 	fmt.Fprintf(stderr, "%d cells x %d seeds in %s wall, %s process CPU\n", len(cells), c.seeds,
-		time.Since(start).Round(time.Second), (cpuTime() - cpu).Round(time.Second))
+		time.Since(start).Round(time.Second), (benchcpu.Now() - cpu).Round(time.Second))
 	if c.jsonPath != "" {
 		err = errors.Join(err, writeJSON(c.jsonPath, cells, goals))
 	}
@@ -133,12 +135,7 @@ func writeJSON(path string, cells []fleet.Cell, goals []fleet.Goal) error {
 	return nil
 }
 
+// split reads a comma-separated list, ignoring blanks.
 func split(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
