@@ -17,6 +17,10 @@ const (
 	PolicyStatic5   = "static-5s"
 	PolicyAdvised   = "advised"
 	PolicyAdaptive  = "adaptive"
+	// PolicyAdaptive5 is adaptive mode started at maxStale (static 5s)
+	// instead of the default 2s: it trusts predictions for the longest
+	// accepted window until advice pulls the TTL down.
+	PolicyAdaptive5 = "adaptive-from-5s"
 	PolicyOracle    = "oracle"
 	// policyAdvise is the measuring run before an advised one; not a row.
 	policyAdvise = "advise-measure"
@@ -24,7 +28,7 @@ const (
 
 // Policies lists every policy in report order.
 var Policies = []string{PolicyLoad, PolicyConfirmed, PolicyStatic05, PolicyStatic2, PolicyStatic5,
-	PolicyAdvised, PolicyAdaptive, PolicyOracle}
+	PolicyAdvised, PolicyAdaptive, PolicyAdaptive5, PolicyOracle}
 
 // FindPolicies checks names (all policies when empty) and returns them in
 // report order.
@@ -84,6 +88,8 @@ func ttlConfig(policy string, advised time.Duration, t Tuning) (ttl.Config, bool
 		c.Static = api.Duration(advised)
 	case PolicyAdaptive:
 		c.Mode, c.Step = ttl.ModeAdaptive, api.Duration(t.Step)
+	case PolicyAdaptive5:
+		c.Mode, c.Step, c.Static = ttl.ModeAdaptive, api.Duration(t.Step), api.Duration(ttl.DefaultMaxStale)
 	case policyAdvise:
 		c.Mode = ttl.ModeAdvise
 	default:

@@ -84,6 +84,15 @@ func seedOf(seed uint64, parts ...string) uint64 {
 }
 
 func run(reg Regime, policy string, seed uint64, t Tuning, advised time.Duration) (Result, error) {
+	var pc *ttl.Config
+	if cfg, ok := ttlConfig(policy, advised, t); ok {
+		pc = &cfg
+	}
+	return runConfig(reg, policy, seed, t, pc)
+}
+
+// runConfig runs policy with the controller configuration cfg (nil: none).
+func runConfig(reg Regime, policy string, seed uint64, t Tuning, cfg *ttl.Config) (Result, error) {
 	l := &loop{}
 	sessions := reg.Work.sessions(rand.New(rand.NewPCG(seedOf(seed, reg.Name, "workload"), 1)), reg.SilentFailRate)
 	names := make([]string, reg.Endpoints)
@@ -93,12 +102,7 @@ func run(reg Regime, policy string, seed uint64, t Tuning, advised time.Duration
 	var rt *router
 	var err error
 	if policy != PolicyOracle {
-		cfg, ok := ttlConfig(policy, advised, t)
-		var pc *ttl.Config
-		if ok {
-			pc = &cfg
-		}
-		rt, err = newRouter(l, names, reg.Path, policy != PolicyLoad, pc)
+		rt, err = newRouter(l, names, reg.Path, policy != PolicyLoad, cfg)
 		if err != nil {
 			return Result{}, fmt.Errorf("building the router for %s: %w", policy, err)
 		}
