@@ -15,7 +15,7 @@ REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS       := -X github.com/warmroute/warmroute/buildinfo.version=$(VERSION) \
                  -X github.com/warmroute/warmroute/buildinfo.revision=$(REVISION)
 
-.PHONY: all build test vet demo loadtest bench envoy chart-test compare profile e2e-vllm
+.PHONY: all build test vet demo loadtest bench envoy chart-test compare compare-stack profile e2e-vllm
 
 all: test
 
@@ -57,10 +57,18 @@ demo: envoy
 loadtest: envoy
 	go run ./e2e/loadtest
 
-## compare: TTL policies x event scenarios end to end through real Envoy
-## (about 8 minutes; COMPARE_ARGS=-quick for a short run).
-compare: envoy
-	go run ./e2e/compare $(COMPARE_ARGS)
+## compare: TTL policies x regimes x 10 seeds in virtual time (real scorer,
+## index and TTL controller against modelled engines), means with 95%
+## confidence intervals (about 4-8 minutes on 2 busy cores;
+## COMPARE_ARGS=-quick: 3 seeds, small workloads, under a minute).
+compare:
+	go run ./e2e/fleetcompare $(COMPARE_ARGS)
+
+## compare-stack: TTL policies x event scenarios end to end through real Envoy,
+## simulators and relays, one run per cell (about 8 minutes;
+## STACK_ARGS=-quick for a short run).
+compare-stack: envoy
+	go run ./e2e/compare $(STACK_ARGS)
 
 ## bench: every Go benchmark, briefly (BENCHTIME=1s for steadier numbers).
 bench:

@@ -250,3 +250,20 @@ func routeHeaderOnly(t *testing.T, conn *grpc.ClientConn) string {
 	t.Fatalf("no destination header in %v", resp)
 	return ""
 }
+
+// TestRouterExportsPausedForEveryEndpoint checks that every configured
+// endpoint has a speculation_paused series before any request went there:
+// endpoints never heard from are paused (1).
+func TestRouterExportsPausedForEveryEndpoint(t *testing.T) {
+	eps := []string{"10.0.0.1:8000", "10.0.0.2:8000"}
+	_, adminAddr, _ := startRouter(t, Config{Pools: []scorer.PoolConfig{{Name: "m", Endpoints: eps}}})
+	testwait.Until(t, 30*time.Second, func() string {
+		_, metrics := httpGet(t, "http://"+adminAddr+"/metrics")
+		for _, ep := range eps {
+			if want := fmt.Sprintf(`warmroute_ttl_speculation_paused{endpoint=%q} 1`, ep); !strings.Contains(metrics, want) {
+				return "/metrics lacks " + want
+			}
+		}
+		return ""
+	})
+}

@@ -3,6 +3,7 @@ package router
 import (
 	"log/slog"
 	"os"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -22,8 +23,28 @@ func newTTL(cfg Config, sub *subscriber.Subscriber, reg prometheus.Registerer, l
 	opts.Metrics, opts.Logger = m, log
 	if sub != nil {
 		opts.Freshness, opts.Backlog = sub, sub
+		opts.Endpoints = knownEndpoints(cfg, sub)
 	}
 	return ttl.New(opts)
+}
+
+// knownEndpoints lists, for the freshness guard's rounds, every configured
+// pool endpoint and every endpoint whose event stream the subscriber knows
+// (discovered ones included), so each has a speculation_paused series
+// before any request went there.
+func knownEndpoints(cfg Config, sub *subscriber.Subscriber) func() []string {
+	var configured []string
+	for _, p := range cfg.Pools {
+		configured = append(configured, p.Endpoints...)
+	}
+	return func() []string {
+		out := slices.Clone(configured)
+		for _, src := range sub.Sources() {
+			out = append(out, src.Endpoint)
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
 }
 
 // replicaName names this router replica in TTL metrics and prediction

@@ -29,6 +29,9 @@ type Request struct {
 	CacheSalt string
 	// FailPrefill makes prefill fail after admission, storing no block.
 	FailPrefill bool
+	// SilentStore makes the request answer normally but store (and
+	// publish) no block.
+	SilentStore bool
 }
 
 // Token is one generated token; a plain value.
@@ -80,6 +83,7 @@ type Engine struct {
 	cache            *kvCache
 	events           *eventEndpoints // nil when KV events are off
 	pub              *publisher      // nil when KV events are off
+	silent           *silentStores   // nil without silent failures
 	closeOnce        sync.Once
 }
 
@@ -105,6 +109,7 @@ func NewEngine(opts Options, metrics *Metrics) (*Engine, error) {
 		prefillChunk:     opts.PrefillChunk,
 		slots:            make(chan struct{}, opts.MaxRunning),
 		metrics:          m,
+		silent:           newSilentStores(opts.SilentStoreRate, opts.FaultSeed),
 	}
 	if opts.TokenizerDir != "" {
 		var err error
@@ -214,13 +219,16 @@ func (e *Engine) prefill(ctx context.Context, seq *Sequence, req Request) error 
 	}
 	seq.blocks = e.cache.begin(seq.prompt, blockExtra{lora: req.LoRA, salt: req.CacheSalt})
 	seq.cached = seq.blocks.cached
+	silent := req.SilentStore || e.silent.draw()
 	done := seq.cached
 	for step := 0; done < len(seq.prompt); step++ {
 		end := len(seq.prompt)
 		if e.prefillChunk > 0 {
 			end = min(end, done+e.prefillChunk)
 		}
-		e.cache.store(seq.blocks, seq.prompt, end)
+		if !silent {
+			e.cache.store(seq.blocks, seq.prompt, end)
+		}
 		if err := sleep(ctx, e.cost.step(end-done, step == 0)); err != nil {
 			return fmt.Errorf("prefilling: %w", err)
 		}

@@ -19,6 +19,9 @@ const (
 	// failPrefillHeader set to "true" makes the request fail after
 	// admission, before any block is stored.
 	failPrefillHeader = "x-sim-fail-prefill"
+	// silentStoreHeader set to "true" makes the request answer normally
+	// but store and publish no block: a failure the router cannot see.
+	silentStoreHeader = "x-sim-silent-store"
 )
 
 // fault is what a request's headers asked for; the zero value asks nothing.
@@ -26,6 +29,7 @@ type fault struct {
 	delay       time.Duration
 	status      int
 	failPrefill bool
+	silentStore bool
 }
 
 func parseFault(h http.Header) (fault, error) {
@@ -50,6 +54,13 @@ func parseFault(h http.Header) (fault, error) {
 			return fault{}, fmt.Errorf("%w: %s must be true or false, got %q", ErrBadFaultHeader, failPrefillHeader, v)
 		}
 		f.failPrefill = b
+	}
+	if v := h.Get(silentStoreHeader); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fault{}, fmt.Errorf("%w: %s must be true or false, got %q", ErrBadFaultHeader, silentStoreHeader, v)
+		}
+		f.silentStore = b
 	}
 	return f, nil
 }

@@ -53,6 +53,8 @@ func (o *Options) bindEventFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.EventDelay, "event-delay", 0, "fault: delay every KV event batch")
 	fs.DurationVar(&o.EventJitter, "event-jitter", 0, "fault: extra random delay up to this, order preserved")
 	fs.Float64Var(&o.EventDropRate, "event-drop-rate", 0, "fault: probability a batch is lost on the wire (0..1)")
+	fs.Float64Var(&o.SilentStoreRate, "silent-store-rate", 0, "fault: probability a request answers normally but stores and publishes no block (0..1)")
+	fs.Uint64Var(&o.FaultSeed, "fault-seed", 1, "seed of the silent-store draw")
 }
 
 // modelsFlag is a comma-separated list of non-empty model names.

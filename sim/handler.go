@@ -63,7 +63,7 @@ func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, d dialect) 
 	if err := s.checkModel(&req.Request); err != nil {
 		return apiRequest{}, err
 	}
-	req.FailPrefill = f.failPrefill
+	req.FailPrefill, req.SilentStore = f.failPrefill, f.silentStore
 	return req, nil
 }
 

@@ -103,6 +103,11 @@ type Options struct {
 	// EventDropRate is the probability that a batch never reaches the wire
 	// (it stays replayable), which subscribers see as a sequence gap.
 	EventDropRate float64
+	// SilentStoreRate is the probability that a request stores no block
+	// and publishes nothing while answering normally (a silent failure the
+	// router cannot see). FaultSeed seeds that draw, so a run is repeatable.
+	SilentStoreRate float64
+	FaultSeed       uint64
 }
 
 // WithDefaults returns a copy of o with every zero field set to its default.
@@ -192,6 +197,9 @@ func (o Options) validateCache() []error {
 	var errs []error
 	if o.EventDropRate < 0 || o.EventDropRate > 1 {
 		errs = append(errs, fmt.Errorf("event drop rate must be in [0, 1], got %v", o.EventDropRate))
+	}
+	if !(o.SilentStoreRate >= 0 && o.SilentStoreRate <= 1) {
+		errs = append(errs, fmt.Errorf("silent store rate must be in [0, 1], got %v", o.SilentStoreRate))
 	}
 	if o.KVEventsFormat != FormatMap && o.KVEventsFormat != FormatArray {
 		errs = append(errs, fmt.Errorf("kv events format %q: %w", o.KVEventsFormat, ErrBadEventFormat))

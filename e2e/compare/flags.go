@@ -47,7 +47,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.Sims, "sims", 3, "simulators")
 	fs.DurationVar(&c.Deadline, "deadline", 14*time.Minute, "total deadline; rows finished by then are still printed")
 	fs.BoolVar(&c.Quick, "quick", false, "a small run for tests: 36 requests of 3 turns, 3 workers, short prompts")
-	fs.StringVar(&scs, "scenarios", "", "comma-separated scenarios (default all: fast,slow,bursty,cut,relays-down)")
+	fs.StringVar(&scs, "scenarios", "", "comma-separated scenarios (default all: fast,slow,bursty,silent,mixed,cut,relays-down)")
 	fs.StringVar(&pols, "policies", "", "comma-separated policies (default all: "+strings.Join(policyNames, ",")+")")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.BoolVar(&c.keepLogs, "keep-logs", false, "keep every run's configs and logs")

@@ -4,7 +4,8 @@
 // Qwen3 tokenizer, KV events from `warmroute sim` through `warmroute relay`)
 // to three simulators whose cost model makes cache hits visible in TTFT.
 //
-// Each event-latency scenario (fast, slow, bursty, cut) runs each policy
+// Each event-latency scenario (fast, slow, bursty, silent, mixed, cut,
+// relays-down) runs each policy
 // (load only, confirmed-only prefix routing, static 2s TTL, the TTL an
 // advise-mode run measured, adaptive TTL, and an oracle that reads the
 // simulators' true caches) on a fresh stack, and the results are printed as a
@@ -88,7 +89,7 @@ func prepare(ctx context.Context, c config, dir string, log io.Writer) (env, err
 	if err != nil {
 		return env{}, err
 	}
-	return env{Binary: bin, Envoy: envoyBin, Tokenizer: tok, Dir: dir, Sims: c.Sims, SimArgs: simCosts}, nil
+	return env{Binary: bin, Envoy: envoyBin, Tokenizer: tok, Dir: dir, Sims: c.Sims, SimArgs: simCosts, Seed: c.Seed}, nil
 }
 
 // compare runs the comparison and prints what finished, even after an error.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -14,6 +15,9 @@ type scenario struct {
 	Name    string
 	About   string
 	SimArgs []string
+	// PerSim, when set, adds flags for simulator i (0-based) of a run
+	// with the given workload seed: endpoints that differ, and seeded faults.
+	PerSim func(i int, seed uint64) []string
 	// Control, when set, runs for the duration of the workload; it returns
 	// when ctx ends, with events flowing again unless the scenario keeps them
 	// cut on purpose.
@@ -42,10 +46,35 @@ func scenarios() []scenario {
 			SimArgs: []string{"--event-delay", "300ms", "--event-jitter", "920ms"}},
 		{Name: "bursty", About: fmt.Sprintf("events flow %s, then are paused %s and caught up by replay, repeatedly", burstOpen, burstPause),
 			Control: bursts},
+		{Name: "silent", About: "15% of requests answer normally but store nothing (no error), event delay 150ms + jitter 0-350ms",
+			SimArgs: []string{"--silent-store-rate", "0.15", "--event-delay", "150ms", "--event-jitter", "350ms"},
+			PerSim:  faultSeed},
+		{Name: "mixed", About: "per-simulator event latency: ms / 150ms+0-350ms / 1s+0-3s (one slow subscriber), 10% silent stores",
+			SimArgs: []string{"--silent-store-rate", "0.10"}, PerSim: mixedLatency},
 		{Name: "cut", About: "engine events paused for the whole run (relays still send heartbeats)", Setup: cut},
 		{Name: "relays-down", About: "every relay stopped for the whole run (no events, no heartbeats)",
 			Setup: func(_ context.Context, st *stack) error { return st.stopRelays() }},
 	}
+}
+
+// simArgs is simulator i's own flags in this scenario.
+func (sc scenario) simArgs(i int, seed uint64) []string {
+	if sc.PerSim == nil {
+		return nil
+	}
+	return sc.PerSim(i, seed)
+}
+
+// faultSeed gives each simulator its own seeded silent-store draw.
+func faultSeed(i int, seed uint64) []string {
+	return []string{"--fault-seed", strconv.FormatUint(seed*16+uint64(i)+1, 10)}
+}
+
+// mixedLatency gives the simulators different event paths: fast, mid and
+// slow (p99 about 4 s), cycling beyond three.
+func mixedLatency(i int, seed uint64) []string {
+	lat := [][]string{nil, {"--event-delay", "150ms", "--event-jitter", "350ms"}, {"--event-delay", "1s", "--event-jitter", "3s"}}
+	return append(faultSeed(i, seed), lat[i%len(lat)]...)
 }
 
 // bursts alternates releasing and pausing every simulator's events until

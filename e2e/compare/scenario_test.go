@@ -106,7 +106,7 @@ func TestFindScenariosAndPolicies(t *testing.T) {
 		wantN   [2]int
 		wantErr bool
 	}{
-		{name: "all", wantN: [2]int{5, 6}},
+		{name: "all", wantN: [2]int{7, 6}},
 		{name: "report order kept", scs: []string{"cut", "fast"}, pols: []string{"oracle", "load"}, wantN: [2]int{2, 2}},
 		{name: "unknown", scs: []string{"fast", "nope"}, wantErr: true},
 	}
@@ -169,5 +169,37 @@ func TestCutSetup(t *testing.T) {
 	}
 	if got := rec.last(); got != "POST /debug/events?paused=true" {
 		t.Errorf("last call %q, want a pause", got)
+	}
+}
+
+// TestPerSimulatorArgs checks the scenarios whose simulators differ: mixed
+// gives each its own event latency, and both seed each simulator's silent
+// failures differently and repeatably.
+func TestPerSimulatorArgs(t *testing.T) {
+	scs, err := findScenarios([]string{"silent", "mixed", "fast"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, silent, mixed := scs[0], scs[1], scs[2] // report order
+	if fast.simArgs(0, 1) != nil {
+		t.Error("fast adds per-simulator flags")
+	}
+	seen := map[string]bool{}
+	for i := range 3 {
+		a := strings.Join(silent.simArgs(i, 5), " ")
+		if seen[a] || a != strings.Join(silent.simArgs(i, 5), " ") {
+			t.Errorf("simulator %d: fault seed flags %q repeated or not repeatable", i, a)
+		}
+		seen[a] = true
+	}
+	if strings.Join(silent.simArgs(0, 5), " ") == strings.Join(silent.simArgs(0, 6), " ") {
+		t.Error("the workload seed does not change the fault seed")
+	}
+	lat := map[string]bool{}
+	for i := range 3 {
+		lat[strings.Join(mixed.simArgs(i, 1)[2:], " ")] = true
+	}
+	if len(lat) != 3 {
+		t.Errorf("mixed gives %d distinct event paths to 3 simulators", len(lat))
 	}
 }

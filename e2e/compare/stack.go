@@ -36,6 +36,7 @@ type env struct {
 	Dir       string // per-run directories are made under it
 	Sims      int
 	SimArgs   []string // the cost model, for every scenario
+	Seed      uint64   // the workload seed, which also seeds simulator faults
 }
 
 // stack is one run's processes. The oracle's stack has no router, relays or
@@ -106,7 +107,7 @@ func (s *stack) startSim(ctx context.Context, e env, dir string, sc scenario, i 
 	args := append([]string{"--prompt-tokens-details"}, e.SimArgs...)
 	sim, err := harness.StartEventSim(ctx, e.Binary, dir, harness.EventSimOptions{
 		SimOptions: harness.SimOptions{ID: "sim-" + strconv.Itoa(i+1), Models: []string{model},
-			Args: append(args, sc.SimArgs...)},
+			Args: append(append(args, sc.SimArgs...), sc.simArgs(i, e.Seed)...)},
 		BlockSize: index.DefaultBlockSize, Tokenizer: e.Tokenizer})
 	if err != nil {
 		return err

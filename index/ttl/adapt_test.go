@@ -110,3 +110,43 @@ func TestAdviseModeKeepsStatic(t *testing.T) {
 		t.Fatalf("advised gauge %v, want p99 1.15 + 0.1 jitter = 1.25", got)
 	}
 }
+
+// TestAdaptiveRaisesBeforeAdvice: below MinSamples, confirmations later
+// than the TTL raise it in bounded steps towards the longest one seen (plus
+// jitter); they never lower it, and too few of them do nothing.
+func TestAdaptiveRaisesBeforeAdvice(t *testing.T) {
+	slow := func(n int, d time.Duration) []time.Duration {
+		out := make([]time.Duration, n)
+		for i := range out {
+			out[i] = d
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		lat   []time.Duration
+		steps int
+		want  time.Duration
+	}{
+		{name: "late confirmations raise it a step per interval", lat: slow(20, 3*time.Second), steps: 3, want: 2300 * time.Millisecond},
+		// Towards 3.1s (the longest plus jitter), stopping within the dead band.
+		{name: "up to the longest plus jitter", lat: slow(20, 3*time.Second), steps: 30, want: 3 * time.Second},
+		{name: "fast confirmations do not lower it", lat: slow(20, 200*time.Millisecond), steps: 10, want: 2 * time.Second},
+		{name: "too few stay", lat: slow(9, 3*time.Second), steps: 10, want: 2 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, Config{Mode: ModeAdaptive}) // MinSamples 100: a raise needs 10
+			h.feed(0, "e", "m", tt.lat)
+			for range tt.steps {
+				h.step(h.clk.Now())
+			}
+			if got := h.TTL("e", "m"); got != tt.want {
+				t.Fatalf("TTL %v, want %v", got, tt.want)
+			}
+			if rep := h.Report(); rep.Overall.Advice.Ready {
+				t.Fatal("advice ready: the case does not test the warm-up")
+			}
+		})
+	}
+}

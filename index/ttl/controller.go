@@ -56,7 +56,8 @@ func New(opts Options) (*Controller, error) {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	c.series = newSeriesSet(c.metrics, &cfg)
-	c.guard = newGuard(opts.Freshness, cfg.MaxSeries, c.metrics, c.log)
+	c.guard = newGuard(opts.Freshness, opts.Endpoints, cfg.MaxSeries, c.metrics, c.log)
+	c.guard.setSilentBase(cfg.Static.D())
 	c.backlog = newBacklogPeak(opts.Backlog, cfg.Window)
 	c.perShard = (cfg.MaxDecisions + decisionShards - 1) / decisionShards
 	for i := range c.shards {

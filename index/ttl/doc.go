@@ -17,10 +17,11 @@
 // hysteresis band.
 //
 // A freshness guard pauses speculation (TTL 0, trust 0) for an endpoint whose
-// event stream is stale, disconnected, or has stayed silent after routes that
-// should have made it store blocks, both judged against the silence limit its
-// FreshnessSource reports: a longer TTL never stands in for a broken event
-// pipeline.
+// event stream is stale or disconnected (judged against the silence limit its
+// FreshnessSource reports), or has stayed silent after routes that should have
+// made it store blocks for longer than the confirmation latency the TTL covers
+// (the advised TTL plus slack, capped by the silence limit): a longer TTL never
+// stands in for a broken event pipeline.
 //
 // # Concurrency
 //

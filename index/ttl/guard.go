@@ -28,6 +28,11 @@ type guardState struct {
 	// committed (ns; 0 none): a route that inserted predictions should make
 	// the engine store blocks and publish them.
 	awaiting atomic.Int64
+	// latest is when the newest such route was committed (ns): when an event
+	// answers the oldest wait, a route committed after that event is still
+	// waiting, and the wait restarts from it (conservatively: later routes
+	// than the first unanswered one).
+	latest atomic.Int64
 }
 
 // guard is the freshness guard: it pauses speculation for an endpoint whose
@@ -39,14 +44,37 @@ type guard struct {
 	max int
 	m   *Metrics
 	log *slog.Logger
+	// list, when set, names endpoints to judge every round without traffic.
+	list func() []string
+	// silentLimit (ns) is how long a route may wait for any event before
+	// the silent rule pauses its endpoint, derived from the confirmation
+	// latency (setSilentBase); the source's silence limit still caps it.
+	silentLimit atomic.Int64
 
 	states sync.Map // endpoint -> *guardState
 	mu     sync.Mutex
 	n      int
 }
 
-func newGuard(src FreshnessSource, maxEndpoints int, m *Metrics, log *slog.Logger) *guard {
-	return &guard{src: src, max: maxEndpoints, m: m, log: log}
+func newGuard(src FreshnessSource, list func() []string, maxEndpoints int, m *Metrics, log *slog.Logger) *guard {
+	return &guard{src: src, list: list, max: maxEndpoints, m: m, log: log}
+}
+
+// Silent-rule timing: a route that inserted predictions should be answered
+// by some event from its endpoint within the confirmation latency the TTL
+// covers; silentSlack on top keeps a confirmation just past the TTL from
+// pausing, and silentFloor keeps a very fast event path from pausing an
+// endpoint over scheduling noise.
+const (
+	silentSlack = 500 * time.Millisecond
+	silentFloor = time.Second
+)
+
+// setSilentBase derives the silent rule's limit from base, the measured
+// confirmation latency's TTL (the advice, or the TTL in force before there
+// is advice): base + silentSlack, at least silentFloor.
+func (g *guard) setSilentBase(base time.Duration) {
+	g.silentLimit.Store(int64(max(base+silentSlack, silentFloor)))
 }
 
 // verdict judges one endpoint's stream at now; "" means healthy. st may be
@@ -80,13 +108,22 @@ func (g *guard) silent(st *guardState, lastEvent time.Time, limit time.Duration,
 	if st == nil || limit <= 0 {
 		return false
 	}
+	if d := time.Duration(g.silentLimit.Load()); d > 0 {
+		limit = min(limit, d)
+	}
 	since := st.awaiting.Load()
 	if since == 0 {
 		return false
 	}
 	if !lastEvent.IsZero() && lastEvent.UnixNano() >= since {
-		st.awaiting.CompareAndSwap(since, 0) // answered; a newer route may start the wait again
-		return false
+		next := int64(0) // answered; a newer route may start the wait again
+		if l := st.latest.Load(); l > lastEvent.UnixNano() {
+			next = l // a route after the answering event still waits
+		}
+		if !st.awaiting.CompareAndSwap(since, next) || next == 0 {
+			return false
+		}
+		since = next
 	}
 	return now.UnixNano()-since > int64(limit)
 }
@@ -98,7 +135,10 @@ func (g *guard) routed(endpoint string, at time.Time) {
 		return
 	}
 	if st := g.state(endpoint); st != nil {
-		st.awaiting.CompareAndSwap(0, at.UnixNano())
+		ns := at.UnixNano()
+		for l := st.latest.Load(); ns > l && !st.latest.CompareAndSwap(l, ns); l = st.latest.Load() {
+		}
+		st.awaiting.CompareAndSwap(0, ns)
 	}
 }
 
@@ -154,10 +194,16 @@ func (g *guard) state(endpoint string) *guardState {
 }
 
 // refresh re-judges every known endpoint, so the paused gauge moves even for
-// endpoints no request asks about.
+// endpoints no request asks about; endpoints the list names are judged (and
+// exported) even before any request went there.
 func (g *guard) refresh(now time.Time) {
 	if g.src == nil {
 		return
+	}
+	if g.list != nil {
+		for _, ep := range g.list() {
+			g.state(ep)
+		}
 	}
 	g.states.Range(func(k, v any) bool {
 		g.judge(k.(string), v.(*guardState), now)

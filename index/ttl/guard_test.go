@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 )
 
@@ -184,18 +185,21 @@ func TestGuardSilentEndpoint(t *testing.T) {
 		name      string
 		eventLag  time.Duration // when the first event after the route arrives; 0 never
 		limit     time.Duration // the source's silence limit; 0 testSilenceLimit
+		cfg       Config
 		wantPause bool
 	}{
 		{name: "event answers the route in time", eventLag: time.Second, wantPause: false},
 		{name: "no event after the route", wantPause: true},
 		{name: "event only after the limit", eventLag: 6 * time.Second, wantPause: true},
-		{name: "event after the route, within a longer limit", eventLag: 6 * time.Second, limit: 10 * time.Second,
-			wantPause: false},
+		{name: "event after the route, within a longer limit and TTL", eventLag: 6 * time.Second, limit: 10 * time.Second,
+			cfg: Config{Static: api.Duration(8 * time.Second), MaxStale: api.Duration(10 * time.Second)}, wantPause: false},
+		{name: "event after the TTL plus slack, within the source's limit", eventLag: 3500 * time.Millisecond, limit: 10 * time.Second,
+			wantPause: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := &freshness{}
-			h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
+			h := newHarness(t, tt.cfg, func(o *Options) { o.Freshness = src })
 			start := h.clk.Now()
 			lastEvent := start.Add(-time.Minute) // idle before: events are old, heartbeats fresh
 			limit := cmp.Or(tt.limit, testSilenceLimit)
@@ -213,7 +217,7 @@ func TestGuardSilentEndpoint(t *testing.T) {
 					lastEvent = start.Add(tt.eventLag)
 				}
 				beat()
-				if step == 5500*time.Millisecond {
+				if step == cmp.Or(tt.eventLag, 6*time.Second)-500*time.Millisecond {
 					paused := h.TTL("e", "m") == 0
 					if paused != tt.wantPause {
 						_, reason := h.guard.status("e")
@@ -229,4 +233,120 @@ func TestGuardSilentEndpoint(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGuardSilentLimitFollowsTheLatency checks the silent rule's timing: a
+// route unanswered by any event pauses its endpoint after the TTL in force
+// plus silentSlack while there is no advice, and after the advised TTL plus
+// slack (at least silentFloor) once there is, well before the source's
+// silence limit.
+func TestGuardSilentLimitFollowsTheLatency(t *testing.T) {
+	tests := []struct {
+		name       string
+		cfg        Config
+		confirmLag time.Duration // latency of the confirmations that form advice; 0 none
+		few        bool          // too few of them for advice
+		want       time.Duration
+	}{
+		{name: "static 2s, no advice", want: 2*time.Second + silentSlack},
+		{name: "static 500ms, no advice", cfg: Config{Static: api.Duration(500 * time.Millisecond)}, want: silentFloor},
+		{name: "advice from 1.2s confirmations", confirmLag: 1200 * time.Millisecond,
+			want: 1300*time.Millisecond + silentSlack},
+		{name: "advice from fast confirmations", confirmLag: 20 * time.Millisecond, want: silentFloor},
+		{name: "no advice yet, confirmations slower than the TTL", confirmLag: 3 * time.Second, few: true,
+			want: 3100*time.Millisecond + silentSlack},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &freshness{}
+			tt.cfg.MinSamples = 5
+			h := newHarness(t, tt.cfg, func(o *Options) { o.Freshness = src })
+			beat := func(lastEvent time.Time) {
+				src.set("e", Freshness{SilenceLimit: testSilenceLimit, LastEvent: lastEvent, LastHeartbeat: h.clk.Now(), Connected: true})
+			}
+			if tt.confirmLag > 0 {
+				n := 10
+				if tt.few {
+					n = 3
+				}
+				for i := range n {
+					id := index.DecisionID(100 + i)
+					h.Begin(id, Route{Endpoint: "e", Model: "m", PromptTokens: 64, NewSpeculative: 1, BlockSize: 16, At: h.clk.Now()})
+					h.clk.Advance(tt.confirmLag)
+					h.Observe(index.Outcome{Kind: index.Confirmed, Endpoint: "e", Decision: id, Blocks: 1, Latency: tt.confirmLag})
+				}
+				beat(h.clk.Now())
+				h.Step(h.clk.Now())
+			}
+			start := h.clk.Now()
+			beat(start.Add(-time.Millisecond)) // the last event came just before the route
+			h.Begin(1, Route{Endpoint: "e", Model: "m", PromptTokens: 64, NewSpeculative: 4, BlockSize: 16, At: start})
+			pausedAt := time.Duration(-1)
+			for step := 100 * time.Millisecond; step <= 6*time.Second; step += 100 * time.Millisecond {
+				h.clk.Set(start.Add(step))
+				beat(start.Add(-time.Millisecond))
+				if h.TTL("e", "m") == 0 {
+					pausedAt = step
+					break
+				}
+			}
+			if pausedAt < 0 {
+				t.Fatal("never paused")
+			}
+			// Judged every guardRefresh; the test clock moves in 100ms steps.
+			if pausedAt < tt.want || pausedAt > tt.want+guardRefresh+100*time.Millisecond {
+				t.Errorf("paused after %v, want just after %v", pausedAt, tt.want)
+			}
+		})
+	}
+}
+
+// TestGuardExportsListedEndpoints checks that endpoints named by
+// Options.Endpoints get a speculation_paused series at the first round,
+// before any request asked about them: never heard means paused.
+func TestGuardExportsListedEndpoints(t *testing.T) {
+	src := &freshness{}
+	src.set("heard", Freshness{SilenceLimit: testSilenceLimit, LastHeartbeat: t0, Connected: true})
+	h := newHarness(t, Config{}, func(o *Options) {
+		o.Freshness = src
+		o.Endpoints = func() []string { return []string{"heard", "never"} }
+	})
+	h.Step(h.clk.Now())
+	for ep, want := range map[string]float64{"heard": 0, "never": 1} {
+		if got := h.value(t, "warmroute_ttl_speculation_paused", map[string]string{"endpoint": ep}); got != want {
+			t.Errorf("speculation_paused{endpoint=%q} = %v, want %v", ep, got, want)
+		}
+	}
+}
+
+// TestGuardSilentRuleKeepsALaterRoute checks that an event answering the
+// oldest waiting route does not also answer a route committed after it:
+// that route still waits, and pauses its endpoint when nothing follows.
+func TestGuardSilentRuleKeepsALaterRoute(t *testing.T) {
+	src := &freshness{}
+	h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
+	start := h.clk.Now()
+	beat := func(lastEvent time.Time) {
+		src.set("e", Freshness{SilenceLimit: testSilenceLimit, LastEvent: lastEvent, LastHeartbeat: h.clk.Now(), Connected: true})
+	}
+	beat(start.Add(-time.Minute))
+	if h.TTL("e", "m") == 0 {
+		t.Fatal("paused before any route")
+	}
+	h.Begin(1, Route{Endpoint: "e", Model: "m", PromptTokens: 64, NewSpeculative: 4, BlockSize: 16, At: start})
+	answered := start.Add(500 * time.Millisecond) // the first route's blocks arrive
+	later := start.Add(time.Second)               // a second route, never answered
+	h.clk.Set(later)
+	h.Begin(2, Route{Endpoint: "e", Model: "m", PromptTokens: 64, NewSpeculative: 4, BlockSize: 16, At: later})
+	for step := 200 * time.Millisecond; step <= 5*time.Second; step += 100 * time.Millisecond {
+		h.clk.Set(later.Add(step))
+		beat(answered)
+		if h.TTL("e", "m") == 0 {
+			if want := 2*time.Second + silentSlack; step < want {
+				t.Fatalf("paused %v after the second route, before %v", step, want)
+			}
+			return
+		}
+	}
+	t.Fatal("the unanswered second route never paused the endpoint")
 }

@@ -130,10 +130,11 @@ type Freshness struct {
 	// SilenceLimit is how long the endpoint may stay silent before the
 	// source gives it up (the subscriber expires it after its heartbeat
 	// misses times its heartbeat interval). The guard pauses speculation
-	// at the same limit: with neither an event nor a heartbeat within it
-	// (stale), or with no event within it after a route that should have
-	// made the engine store blocks (silent). Zero turns both limits off; an
-	// endpoint never heard from is still stale.
+	// at the same limit with neither an event nor a heartbeat within it
+	// (stale); with no event after a route that should have made the engine
+	// store blocks (silent) it waits the advised TTL plus slack, never longer
+	// than this limit. Zero turns both rules off; an endpoint never heard
+	// from is still stale.
 	SilenceLimit time.Duration
 }
 
@@ -158,6 +159,12 @@ type Options struct {
 	Limits Limits
 	// Freshness drives the freshness guard; nil disables the guard.
 	Freshness FreshnessSource
+	// Endpoints, when set, lists the endpoints the freshness guard judges
+	// every Interval even without traffic, so each has a
+	// warmroute_ttl_speculation_paused series from the start (the router
+	// passes its pool endpoints and every event stream it knows). Without
+	// it an endpoint is judged once a request asks about it.
+	Endpoints func() []string
 	// Backlog feeds J's backlog term; nil means no backlog is added.
 	Backlog BacklogGauge
 	// Metrics, from NewMetrics, receives the warmroute_ttl_* series; nil

@@ -26,6 +26,12 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 }
 
+// Step runs one periodic round at now, the work Run does every Interval:
+// for callers that drive time themselves (a virtual-time simulation calls it
+// every Interval of its own clock instead of calling Run). Do not use it
+// beside Run.
+func (c *Controller) Step(now time.Time) { c.step(now) }
+
 // step is one advisor round at now.
 func (c *Controller) step(now time.Time) {
 	c.tickMu.Lock()
@@ -36,6 +42,7 @@ func (c *Controller) step(now time.Time) {
 	c.guard.refresh(now)
 	overall, scratch := c.assess(c.series.all, now, backlog, nil)
 	c.adapt(c.series.all, &overall, overall.Advice)
+	c.guard.setSilentBase(silentBase(&overall))
 	c.export(c.series.all, &overall)
 	c.series.each(func(s *series) {
 		if s == c.series.all {
@@ -60,19 +67,67 @@ func (c *Controller) adapt(s *series, r *Row, overall Advice) {
 	if !target.Ready {
 		target = overall
 	}
-	if !target.Ready {
-		return
-	}
 	cur := time.Duration(s.current.Load())
-	next := adaptStep(cur, target.TTL.D(), c.cfg.Step.D(), c.cfg.Hysteresis, c.cfg.Min, c.cfg.MaxStale.D())
+	goal := target.TTL.D()
+	if !target.Ready {
+		// Before advice is ready, confirmations later than the TTL already
+		// prove it too short: raise it (never lower it) towards the longest
+		// confirmation seen, so a slow event path does not lose its hits for
+		// the whole warm-up.
+		p, ok := c.provisional(&r.Advice, &overall)
+		if !ok || p <= cur {
+			return
+		}
+		goal = p
+	}
+	next := adaptStep(cur, goal, c.cfg.Step.D(), c.cfg.Hysteresis, c.cfg.Min, c.cfg.MaxStale.D())
 	if next != cur {
 		s.current.Store(int64(next))
 		r.Current = api.Duration(next)
 		r.Exposure = r.Exposure.at(next)
 		r.BacklogSlackRatio = finite(slackRatio(next, r.Advice.Quantile.D(), r.Advice.Backlog.D()))
 		c.log.Debug("moving speculative ttl", "endpoint", s.key.endpoint, "model", s.key.model,
-			"from", cur, "to", next, "advised", target.TTL.D())
+			"from", cur, "to", next, "towards", goal, "advised", target.Ready)
 	}
+}
+
+// provisional is the upward-only target used before advice is ready: the
+// longest confirmation latency seen (own samples, else overall) plus backlog
+// and jitter, rounded up and capped like advice; ok is false with fewer
+// than provisionalSamples of MinSamples confirmations.
+func (c *Controller) provisional(own, overall *Advice) (time.Duration, bool) {
+	need := max(provisionalMin, c.cfg.MinSamples/provisionalShare)
+	a := own
+	if a.Samples < need {
+		a = overall
+	}
+	if a.Samples < need {
+		return 0, false
+	}
+	return min(roundUp(a.Max.D()+a.Backlog.D()+a.Jitter.D(), c.cfg.Resolution), c.cfg.MaxStale.D()), true
+}
+
+// A provisional raise needs a tenth of MinSamples confirmations, at least 5:
+// enough that one straggler does not move the TTL, few enough to act within
+// the warm-up.
+const (
+	provisionalShare = 10
+	provisionalMin   = 5
+)
+
+// silentBase is the confirmation latency the silent rule waits for: the
+// advised TTL once advice is ready; before, the TTL in force or the longest
+// confirmation already seen plus jitter, whichever is longer (a TTL shorter
+// than the event path must not make the guard pause a slow, working one).
+func silentBase(overall *Row) time.Duration {
+	a := &overall.Advice
+	if a.Ready {
+		return a.TTL.D()
+	}
+	if a.Samples > 0 {
+		return max(overall.Current.D(), a.Max.D()+a.Jitter.D())
+	}
+	return overall.Current.D()
 }
 
 func (c *Controller) export(s *series, r *Row) {

@@ -1,0 +1,6 @@
+package fleet
+
+import "errors"
+
+// ErrUnknown is returned for a regime or policy name that does not exist.
+var ErrUnknown = errors.New("unknown name")
