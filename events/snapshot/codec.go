@@ -310,3 +310,15 @@ func (d *decoder) block(b *Block, c *Chunk, media, loras int) {
 		}
 	}
 }
+
+// countOffset is where AppendHeader puts the block count.
+const countOffset = fixedHeader - 4
+
+// SetBlockCount patches the block count of an encoded chunk whose header was
+// appended before its blocks were known.
+func SetBlockCount(chunk []byte, n int) {
+	binary.LittleEndian.PutUint32(chunk[countOffset:], uint32(n))
+}
+
+// MarkLast patches an encoded chunk's header to mark it the last one.
+func MarkLast(chunk []byte) { chunk[len(magic)] |= chunkLast }
