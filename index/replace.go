@@ -17,6 +17,11 @@ type Rebuild struct {
 	chain map[uint64]Key // chain-only blocks: the engine no longer holds them
 	roots map[string]Key // chain roots by adapter
 	buf   []Key
+	// last is the block added last: a snapshot sends chains parents first,
+	// so it is usually the next block's parent.
+	lastHash uint64
+	lastKey  Key
+	hasLast  bool
 	// Held, ChainOnly, UnknownParent and Skipped count what Add took: held
 	// blocks, chain-only blocks, blocks whose parent was not in the
 	// snapshot (keyed as chain starts, as a live Store does), and blocks of
@@ -44,6 +49,27 @@ func (ix *Index) NewRebuild(model string) *Rebuild {
 	return &Rebuild{blockSize: ix.opts.BlockSize, model: model, chain: map[uint64]Key{}, roots: map[string]Key{}}
 }
 
+// Reserve sizes the rebuild's tables for n more blocks, so a snapshot
+// that announces its size is keyed without growing them.
+func (r *Rebuild) Reserve(n int) {
+	r.rev.reserve(r.rev.len() + n)
+	r.want.reserve(r.want.len() + n)
+}
+
+// reserve grows t's parts for n entries spread evenly by the hash mix.
+func (t *revTable) reserve(n int) {
+	per := n/revParts + n/(revParts*8) + 1 // a little over the mean: parts differ
+	size := minKeySlots
+	for size*maxLoadNum < per*maxLoadDen {
+		size *= 2
+	}
+	for i := range t.parts {
+		if len(t.parts[i].slots) < size {
+			t.parts[i].resize(size)
+		}
+	}
+}
+
 // Add keys b from its parent (added before it) and records it.
 func (r *Rebuild) Add(b RebuildBlock) {
 	if len(b.Tokens) != r.blockSize {
@@ -52,7 +78,9 @@ func (r *Rebuild) Add(b RebuildBlock) {
 	}
 	parent, ok := Key(0), false
 	if b.HasParent {
-		if parent, ok = r.rev.get(b.Parent); !ok {
+		if r.hasLast && b.Parent == r.lastHash {
+			parent, ok = r.lastKey, true
+		} else if parent, ok = r.rev.get(b.Parent); !ok {
 			parent, ok = r.chain[b.Parent]
 		}
 		if !ok {
@@ -69,6 +97,7 @@ func (r *Rebuild) Add(b RebuildBlock) {
 	}
 	r.buf, _ = AppendChain(r.buf[:0], parent, r.blockSize, b.Tokens) // the length is checked above
 	key := r.buf[0]
+	r.lastHash, r.lastKey, r.hasLast = b.Hash, key, true
 	if b.Media == 0 {
 		r.chain[b.Hash] = key
 		r.ChainOnly++
