@@ -14,9 +14,9 @@ func (s *IndexSink) Rebuilder(src Source) SourceRebuild {
 // indexRebuild keys snapshot blocks into an index.Rebuild as chunks arrive
 // (off the apply loop), then swaps it in.
 type indexRebuild struct {
-	sink  *IndexSink
-	src   Source
-	r     *index.Rebuild
+	sink     *IndexSink
+	src      Source
+	r        *index.Rebuild
 	media    [8]uint8 // snapshot medium bit -> index medium bit, for the current chunk
 	reserved bool
 }
