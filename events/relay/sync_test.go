@@ -1,7 +1,9 @@
 package relay_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/subscriber"
@@ -220,4 +223,74 @@ func TestNATSOutageLongerThanExpiryKeepsBlocks(t *testing.T) {
 	if got := r.syncs(t, "expired") + r.syncs(t, "reconnect"); got < 1 {
 		t.Fatalf("syncs{expired|reconnect,ok} = %v, want at least 1", got)
 	}
+}
+
+// TestRelayEpochFollowsTheEngine: batches and heartbeats carry the
+// mirror's epoch; an engine restart (its sequence starting over) starts a
+// new one, named by the reset and everything after it.
+func TestRelayEpochFollowsTheEngine(t *testing.T) {
+	nc := eventstest.Connect(t)
+	evSubj, _ := api.EventSubject(testModel, resyncEndpoint)
+	hbSubj, _ := api.HeartbeatSubject(testModel, resyncEndpoint)
+	events, err := nc.SubscribeSync(evSubj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beats, err := nc.SubscribeSync(hbSubj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := startFakeEngine(t, 10000)
+	cfg := relayConfig(e)
+	cfg.ReplayEndpoint = "" // a restart then resets at once, without a replay
+	runRelay(t, nc, cfg)
+	var first *nats.Msg
+	testwait.Until(t, 20*time.Second, func() string {
+		e.publish(1, true)
+		if m, err := events.NextMsg(100 * time.Millisecond); err == nil {
+			first = m
+			return ""
+		}
+		return "no batch from the relay yet"
+	})
+	e1 := first.Header.Get(api.EventEpochHeader)
+	if e1 == "" || e1 == "0" {
+		t.Fatalf("batch epoch header %q", e1)
+	}
+	heartbeatEpoch := func() string {
+		t.Helper()
+		m, err := beats.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h api.Heartbeat
+		if err := json.Unmarshal(m.Data, &h); err != nil {
+			t.Fatal(err)
+		}
+		return strconv.FormatUint(h.Epoch, 10)
+	}
+	if got := heartbeatEpoch(); got != e1 {
+		t.Fatalf("heartbeat epoch %s, batch epoch %s", got, e1)
+	}
+	e.restart()
+	e.publish(1, true)
+	var reset *nats.Msg
+	testwait.Until(t, 20*time.Second, func() string {
+		m, err := events.NextMsg(100 * time.Millisecond)
+		if err == nil && m.Header.Get(api.EventKindHeader) == api.EventKindReset {
+			reset = m
+			return ""
+		}
+		return "no reset after the engine restarted"
+	})
+	e2 := reset.Header.Get(api.EventEpochHeader)
+	if e2 == e1 || e2 == "" {
+		t.Fatalf("reset epoch %q, before %q: want a new one", e2, e1)
+	}
+	testwait.Until(t, 10*time.Second, func() string {
+		if got := heartbeatEpoch(); got != e2 {
+			return fmt.Sprintf("heartbeat epoch %s, want %s", got, e2)
+		}
+		return ""
+	})
 }
