@@ -294,3 +294,61 @@ func TestRelayEpochFollowsTheEngine(t *testing.T) {
 		return ""
 	})
 }
+
+// TestRelayOverflowDuringOutageKeepsBlocks: NATS goes away for less than
+// the expiry but long enough for the relay's buffer to overflow; the relay
+// then publishes an overflow reset, which without a mirror would clear the
+// endpoint and leave a broken chain. The router syncs instead (the mirror
+// took every batch) and holds the whole chain.
+func TestRelayOverflowDuringOutageKeepsBlocks(t *testing.T) {
+	ns, err := bus.StartEmbeddedWith(bus.EmbeddedOptions{Host: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := ns.ClientURL()
+	var port int
+	if _, err := fmt.Sscanf(url, "nats://127.0.0.1:%d", &port); err != nil {
+		t.Fatalf("parsing %s: %v", url, err)
+	}
+	connect := func() *nats.Conn {
+		nc, err := bus.ConnectOptions{URL: url}.Connect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	e := startFakeEngine(t, 10000)
+	e.payload = chainPayload
+	cfg := relayConfig(e)
+	cfg.BufferSize, cfg.HeartbeatInterval = 2, 2*time.Second // expiry after 6 s: longer than the outage
+	rel := runRelay(t, connect(), cfg)
+	r := startRouter(t, connect())
+	testwait.Until(t, 20*time.Second, func() string {
+		e.publish(1, true)
+		if r.chainRun(1) == 0 {
+			return "router has not seen the chain's start"
+		}
+		return ""
+	})
+	ns.Close()
+	publishLive(t, e, 10) // the relay's buffer keeps 2 of them
+	e.mu.Lock()
+	n := int(e.next)
+	e.mu.Unlock()
+	testwait.Until(t, 20*time.Second, func() string {
+		if eventstest.PlainCounter(t, rel.reg, "warmroute_events_relay_buffer_dropped_total") == 0 {
+			return "the relay's buffer has not overflowed"
+		}
+		return ""
+	})
+	ns2, err := bus.StartEmbeddedWith(bus.EmbeddedOptions{Host: "127.0.0.1", Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns2.Close)
+	r.waitChain(t, n, "after the overflow reset")
+	if got := r.syncs(t, "overflow") + r.syncs(t, "reconnect"); got < 1 {
+		t.Fatalf("syncs{overflow|reconnect,ok} = %v, want at least 1", got)
+	}
+}
