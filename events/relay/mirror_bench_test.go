@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/warmroute/warmroute/events/wire"
+	"github.com/warmroute/warmroute/internal/benchcpu"
 )
 
 // fillMirror stores n 16-token blocks in chains of 64, as an engine's
@@ -52,7 +53,9 @@ func BenchmarkMirrorBytesPerBlock(b *testing.B) {
 func BenchmarkMirrorApply(b *testing.B) {
 	mr := newMirror(1<<30, mustMetrics(b))
 	b.ResetTimer()
+	cpu := benchcpu.Start()
 	fillMirror(mr, b.N)
+	cpu.Report(b)
 }
 
 // BenchmarkMirrorSnapshot encodes a 1M-block mirror into 1 MiB chunks (the
@@ -60,10 +63,12 @@ func BenchmarkMirrorApply(b *testing.B) {
 func BenchmarkMirrorSnapshot(b *testing.B) {
 	mr := newMirror(1_000_000, mustMetrics(b))
 	fillMirror(mr, 1_000_000)
+	cpu := benchcpu.Start()
 	for b.Loop() {
 		chunks, n := mr.snapshot(1 << 20)
 		if n != 1_000_000 || len(chunks) == 0 {
 			b.Fatalf("%d blocks in %d chunks", n, len(chunks))
 		}
 	}
+	cpu.Report(b)
 }
