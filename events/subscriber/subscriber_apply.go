@@ -107,6 +107,13 @@ func (s *Subscriber) applyBatch(src Source, st *streamState, in inbound, seq uin
 		// relay (even one reusing a relay id): it supersedes what the
 		// Source holds, and the batches after it rebuild the state.
 		s.clear(src, st, clearStreamStart, in.at)
+	case canSync && st.epoch != 0 && !sameEpoch:
+		// Another epoch without the reset that starts it: the router
+		// missed it (a batch of a restarted engine may even look like a
+		// duplicate), so what it holds may be another engine's state.
+		s.requestSync(src, st, syncEpoch, false)
+		s.holdDuringSync(st, in)
+		return
 	case st.inOrder && seq < st.expect:
 		s.metrics.messages.WithLabelValues("duplicate").Inc()
 		return
@@ -122,12 +129,6 @@ func (s *Subscriber) applyBatch(src Source, st *streamState, in inbound, seq uin
 			return
 		}
 		s.clear(src, st, clearGap, in.at)
-	case canSync && st.epoch != 0 && !sameEpoch:
-		// Another epoch without the reset that starts it: the router
-		// missed it, so what it holds may be another engine's state.
-		s.requestSync(src, st, syncEpoch, false)
-		s.holdDuringSync(st, in)
-		return
 	}
 	if epoch != 0 {
 		st.epoch = epoch
