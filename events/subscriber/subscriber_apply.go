@@ -98,6 +98,14 @@ func (s *Subscriber) applyBatch(src Source, st *streamState, in inbound, seq uin
 	sameEpoch := epoch != 0 && epoch == st.epoch
 	canSync := epoch != 0 && s.replacer != nil
 	switch {
+	case canSync && st.epoch != 0 && !sameEpoch:
+		// Another epoch without the reset that starts it (a restarted
+		// relay, or a reset the router missed; its batch may even look like
+		// a duplicate): what the router holds may be another engine's
+		// state, and the relay's mirror has the current one.
+		s.requestSync(src, st, syncEpoch, false)
+		s.holdDuringSync(st, in)
+		return
 	case st.inOrder && relay != st.fresh.Relay && seq != st.expect && !sameEpoch:
 		// A different relay instance that does not continue the stream:
 		// the engine may have restarted while no relay watched it.
@@ -107,13 +115,6 @@ func (s *Subscriber) applyBatch(src Source, st *streamState, in inbound, seq uin
 		// relay (even one reusing a relay id): it supersedes what the
 		// Source holds, and the batches after it rebuild the state.
 		s.clear(src, st, clearStreamStart, in.at)
-	case canSync && st.epoch != 0 && !sameEpoch:
-		// Another epoch without the reset that starts it: the router
-		// missed it (a batch of a restarted engine may even look like a
-		// duplicate), so what it holds may be another engine's state.
-		s.requestSync(src, st, syncEpoch, false)
-		s.holdDuringSync(st, in)
-		return
 	case st.inOrder && seq < st.expect:
 		s.metrics.messages.WithLabelValues("duplicate").Inc()
 		return

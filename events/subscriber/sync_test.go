@@ -324,3 +324,20 @@ func TestReturningEndpointIsACandidateOnlyWhenSynced(t *testing.T) {
 		t.Fatal("endpoint syncing after an epoch change was excluded")
 	}
 }
+
+// TestEpochChangeOnABatchSyncs: a batch of another epoch whose sequence
+// looks like a duplicate (a restarted relay and engine, its reset lost) is
+// not dropped: the router syncs, and the new state replaces the old.
+func TestEpochChangeOnABatchSyncs(t *testing.T) {
+	nc := eventstest.Connect(t)
+	relay := newSnapRelay(t, nc, 5, true)
+	r := startSyncRouter(t, nc, 5*time.Second)
+	relay.beat(10 * time.Second)
+	relay.answer(relay.request(), 10, chain(3), 10, 1)
+	r.waitRun(t, 3, 3)
+	relay.epoch = 6
+	relay.publish(2, eventstest.StoredPayload(1, 0, 0, 1)) // seq 2 < 11: a duplicate by sequence alone
+	relay.answer(relay.request(), 2, chain(1), 10, 1)
+	r.waitRun(t, 3, 1)
+	r.waitSyncs(t, "epoch", "ok", 1)
+}
