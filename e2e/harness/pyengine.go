@@ -56,8 +56,8 @@ type PyEngineOptions struct {
 	// RelayListens makes the engine connect its PUB socket to PubPort,
 	// where its relay listens (--zmq-listen), instead of binding it.
 	RelayListens bool
-	BlockSize  int // default 4
-	DPRank     int
+	BlockSize    int // default 4
+	DPRank       int
 }
 
 // PyEngineScript is kv_engine.py in the module at root.
