@@ -24,6 +24,10 @@ const (
 	// clears it and applies from this batch on. A restarted relay that reads
 	// the engine's replay buffer from the start republishes it this way.
 	EventStreamStartHeader = "Warmroute-Stream-Start"
+	// EventEpochHeader is the relay mirror's epoch in decimal (see
+	// Heartbeat.Epoch) on batches and resets; absent from relays without a
+	// mirror.
+	EventEpochHeader = "Warmroute-Epoch"
 )
 
 // Values of EventKindHeader.

@@ -38,6 +38,11 @@ type Heartbeat struct {
 	// Leaving is set on the last heartbeat of a relay that is shutting down,
 	// so routers can clear the endpoint without waiting for expiry.
 	Leaving bool `json:"leaving,omitempty"`
+	// Epoch names the engine state the relay's mirror follows: it changes
+	// whenever the engine's identity may have (relay start, endpoint reset,
+	// engine restart). Zero from relays without a mirror (older relays, or
+	// the mirror disabled): routers then do not request snapshots.
+	Epoch uint64 `json:"epoch,omitempty"`
 	// Load holds gauges scraped from the engine's /metrics, when enabled.
 	Load *EngineLoad `json:"load,omitempty"`
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -145,4 +146,50 @@ func hexVal(c byte) (byte, bool) {
 		return c - 'A' + 10, true
 	}
 	return 0, false
+}
+
+// SnapshotSubjectPrefix starts the request/reply subjects on which relays
+// answer snapshot requests from their mirror of the engine's blocks:
+//
+//	warmroute.snap.v1.<model>.<endpoint>.<dp rank>
+//
+// A router publishes a request there with a reply inbox; the relay of that
+// endpoint and rank answers with a sequence of chunks (events/snapshot).
+const SnapshotSubjectPrefix = "warmroute.snap.v1"
+
+// SnapshotSubject is the subject a router requests endpoint's rank's
+// snapshot on.
+func SnapshotSubject(model, endpoint string, rank int) (string, error) {
+	if rank < 0 {
+		return "", fmt.Errorf("building snapshot subject: negative rank %d: %w", rank, ErrBadSubject)
+	}
+	s, err := subject(SnapshotSubjectPrefix, model, endpoint)
+	if err != nil {
+		return "", err
+	}
+	return s + "." + strconv.Itoa(rank), nil
+}
+
+// SnapshotWildcard matches every rank's snapshot subject of endpoint: a
+// relay subscribes to it and answers only its current rank, which may
+// change when the engine's payload names another than configured.
+func SnapshotWildcard(model, endpoint string) (string, error) {
+	s, err := subject(SnapshotSubjectPrefix, model, endpoint)
+	if err != nil {
+		return "", err
+	}
+	return s + ".*", nil
+}
+
+// ParseSnapshotRank reads the rank token at the end of a snapshot subject.
+func ParseSnapshotRank(subj string) (int, error) {
+	i := strings.LastIndexByte(subj, '.')
+	if !strings.HasPrefix(subj, SnapshotSubjectPrefix+".") || i < 0 {
+		return 0, fmt.Errorf("parsing snapshot subject %q: %w", subj, ErrBadSubject)
+	}
+	rank, err := strconv.Atoi(subj[i+1:])
+	if err != nil || rank < 0 {
+		return 0, fmt.Errorf("parsing snapshot subject %q rank: %w", subj, ErrBadSubject)
+	}
+	return rank, nil
 }

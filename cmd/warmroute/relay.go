@@ -47,6 +47,8 @@ func newRelayFlagSet(stderr io.Writer) (*flag.FlagSet, *relayFlags) {
 	fs.StringVar(&c.HealthURL, "engine-health-url", "", "engine /health URL; the engine counts as connected only while it answers 200")
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeat", relay.DefaultHeartbeatInterval, "heartbeat interval")
 	fs.IntVar(&c.BufferSize, "buffer", relay.DefaultBuffer, "messages buffered while NATS is away")
+	fs.IntVar(&c.MirrorMaxBlocks, "mirror-max-blocks", relay.DefaultMirrorMaxBlocks,
+		"blocks the mirror of the engine keeps for snapshot requests (negative: no mirror, no snapshots)")
 	fs.StringVar(&n.URL, "nats-url", "nats://127.0.0.1:4222", "NATS URL(s), comma-separated")
 	fs.StringVar(&n.CredsFile, "nats-creds", "", "NATS credentials file")
 	fs.StringVar(&n.NKeySeedFile, "nats-nkey", "", "NATS NKey seed file")

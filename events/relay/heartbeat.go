@@ -69,6 +69,9 @@ func (r *Relay) heartbeat(leaving bool) api.Heartbeat {
 	h := api.Heartbeat{Endpoint: r.cfg.Endpoint, Model: r.cfg.Model, DPRank: int(r.rank.Load()),
 		BlockSize: r.cfg.BlockSize, Relay: r.cfg.RelayID, EngineConnected: connected, EngineUnknown: unknown,
 		Interval: api.Duration(r.cfg.HeartbeatInterval), SentAt: time.Now(), Leaving: leaving}
+	if r.mirror != nil {
+		h.Epoch = r.mirror.Epoch()
+	}
 	if r.haveSeq.Load() {
 		seq := r.lastSeq.Load()
 		h.Seq = &seq

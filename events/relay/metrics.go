@@ -26,6 +26,10 @@ type Metrics struct {
 	scrapeErrors   prometheus.Counter
 	rankMismatch   prometheus.Counter
 	healthFailures prometheus.Counter
+	mirrorBlocks   prometheus.Gauge
+	mirrorDropped  *prometheus.CounterVec // reason: full, unknown_hash, media, tokens, lora
+	snapshots      *prometheus.CounterVec // result: sent, failed
+	snapshotBlocks prometheus.Counter
 }
 
 // NewMetrics creates the relay's metrics and registers them on reg (nil:
@@ -66,6 +70,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			"Failed probes of the engine's health endpoint (the engine then counts as disconnected)."),
 		rankMismatch: b.Counter("relay_dp_rank_mismatch_total",
 			"Times the engine's batches named another data-parallel rank than configured; the relay then publishes under the engine's."),
+		mirrorBlocks: b.Gauge("relay_mirror_blocks",
+			"Blocks in the relay's mirror of the engine (held ones and removed parents of held ones)."),
+		mirrorDropped: b.CounterVec("relay_mirror_dropped_blocks_total",
+			"Blocks the mirror did not take, by reason: full (--mirror-max-blocks reached), unknown_hash "+
+				"(a token-less store of a hash never seen), media (more than 8 media), tokens (fewer tokens than "+
+				"hashes, or blocks over 1024 tokens), lora (more than 65536 adapters).", "reason"),
+		snapshots: b.CounterVec("relay_snapshots_total",
+			"Snapshot requests answered from the mirror, by result: sent, failed (the reply could not be published).", "result"),
+		snapshotBlocks: b.Counter("relay_snapshot_blocks_total",
+			"Blocks sent in snapshots."),
 	}
 	if b.Err() != nil {
 		return nil, fmt.Errorf("registering relay metrics: %w", b.Err())

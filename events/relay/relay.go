@@ -63,6 +63,11 @@ type Config struct {
 	BufferSize int
 	// BackoffMin and BackoffMax bound reconnect delays; default 100ms and 5s.
 	BackoffMin, BackoffMax time.Duration
+	// MirrorMaxBlocks bounds the mirror of the engine's blocks that the
+	// relay answers snapshot requests from; default DefaultMirrorMaxBlocks,
+	// negative disables the mirror (no epoch, no snapshots: routers then
+	// fall back to following the live stream only).
+	MirrorMaxBlocks int
 	// RelayID identifies this relay instance; default random.
 	RelayID string
 	// Stream, when named, is created or updated at start so that the NATS
@@ -86,6 +91,7 @@ func (c Config) WithDefaults() Config {
 	c.BufferSize = cmp.Or(c.BufferSize, DefaultBuffer)
 	c.BackoffMin = cmp.Or(c.BackoffMin, DefaultBackoffMin)
 	c.BackoffMax = cmp.Or(c.BackoffMax, DefaultBackoffMax)
+	c.MirrorMaxBlocks = cmp.Or(c.MirrorMaxBlocks, DefaultMirrorMaxBlocks)
 	if c.RelayID == "" {
 		var b [6]byte
 		_, _ = rand.Read(b[:])
@@ -139,6 +145,7 @@ type Relay struct {
 	rank     atomic.Int64
 	rankText atomic.Pointer[string]
 	out      *outbox
+	mirror   *mirror // nil when disabled
 
 	lastSeq atomic.Uint64
 	haveSeq atomic.Bool
@@ -175,6 +182,9 @@ func New(cfg Config, nc *nats.Conn, m *Metrics, log *slog.Logger) (*Relay, error
 	r.engine.healthy = cfg.HealthURL == "" // without a probe, sockets alone decide
 	r.engine.started = time.Now()
 	r.out = newOutbox(cfg.BufferSize, r.metrics)
+	if cfg.MirrorMaxBlocks > 0 {
+		r.mirror = newMirror(cfg.MirrorMaxBlocks, r.metrics)
+	}
 	return r, nil
 }
 
@@ -184,6 +194,11 @@ func New(cfg Config, nc *nats.Conn, m *Metrics, log *slog.Logger) (*Relay, error
 func (r *Relay) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	snapSub, err := r.serveSnapshots()
+	if err != nil {
+		return err
+	}
+	defer unsubscribe(snapSub)
 	var wg sync.WaitGroup
 	var pubErr error
 	wg.Go(func() { r.engineLoop(ctx) })
@@ -241,6 +256,9 @@ func (r *Relay) headerMsg(kind string, seq uint64) *nats.Msg {
 		api.EventSeqHeader:      {strconv.FormatUint(seq, 10)},
 		api.EventDPRankHeader:   {*r.rankText.Load()},
 		api.EventRelayHeader:    {r.cfg.RelayID},
+	}
+	if r.mirror != nil {
+		h[api.EventEpochHeader] = []string{strconv.FormatUint(r.mirror.Epoch(), 10)}
 	}
 	return &nats.Msg{Subject: r.subject, Header: h}
 }

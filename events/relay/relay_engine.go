@@ -152,8 +152,12 @@ func (r *Relay) forward(st *seqTracker, b *wire.Batch, seq uint64, payload []byt
 	if err := wire.DecodeBatch(payload, b); err != nil {
 		r.metrics.decodeErrors.Inc()
 		r.log.Debug("engine payload does not decode", "seq", seq, "err", err)
-	} else if b.HasDPRank {
-		r.adoptRank(b.DPRank)
+		r.mirrorApply(seq, nil)
+	} else {
+		if b.HasDPRank {
+			r.adoptRank(b.DPRank)
+		}
+		r.mirrorApply(seq, b)
 	}
 	r.metrics.batches.WithLabelValues(result).Inc()
 	r.out.push(outboxItem{msg: r.batchMsg(seq, payload), seq: seq, batch: true, received: now})
@@ -162,6 +166,9 @@ func (r *Relay) forward(st *seqTracker, b *wire.Batch, seq uint64, payload []byt
 // reset queues an endpoint reset; the stream resumes at seq.
 func (r *Relay) reset(st *seqTracker, reason api.ResetReason, seq uint64) {
 	*st = seqTracker{}
+	if r.mirror != nil {
+		r.mirror.reset()
+	}
 	r.metrics.resets.WithLabelValues(string(reason)).Inc()
 	r.out.push(outboxItem{msg: r.resetMsg(reason, seq), seq: seq})
 }
