@@ -88,7 +88,9 @@ class Engine:
         return self.seq
 
     def tokens(self, name, i):
-        base = self.names.setdefault(name, len(self.names) + 1) * 100000
+        # Distinct per rank, so two ranks of one endpoint never hold the
+        # same content by accident.
+        base = (self.rank * 1000 + self.names.setdefault(name, len(self.names) + 1)) * 100000
         return [base + i * self.block + j for j in range(self.block)]
 
     def store(self, name, n):

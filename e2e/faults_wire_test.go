@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/warmroute/warmroute/api"
+)
+
+func init() {
+	faultCases = append(faultCases,
+		faultCase{"last batch dropped on the bus", lastBatchDropped},
+		faultCase{"sequence restart straight after a resync", seqRestartAfterResync},
+		faultCase{"report-mode-full re-announcements", reannouncements},
+		faultCase{"two DP ranks, one engine killed and restarted", twoDPRanks},
+	)
+}
+
+// lastBatchDropped loses the engine's last batch between relay and router
+// (nothing follows it, so no later sequence number shows the gap). The
+// relay's heartbeats carry its last sequence: the router must see it is
+// behind and sync.
+func lastBatchDropped(t *testing.T, f *faultRun) {
+	f.needsSnapshotSync("a heartbeat sequence ahead of what the router applied is an unexplained gap; " +
+		"only a sync from the relay's mirror recovers a last batch nothing follows")
+	s := newPyStack(t, pyOptions{engines: 1, proxy: true})
+	e := s.engines[0]
+	s.join(t, e, e.Addr)
+	s.do(t, e, "store a 3", "store b 2")
+	f.settle("before the drop", s.divergence(t, e.Addr, e))
+	subject, err := api.EventSubject(model, e.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.proxy.DropNext(subject, 1)
+	at := time.Now()
+	s.do(t, e, "store a 2")
+	f.converged(at, "after the last batch was lost", s.divergence(t, e.Addr, e))
+	if s.proxy.Dropped() != 1 {
+		t.Fatalf("the proxy dropped %d batches, want 1", s.proxy.Dropped())
+	}
+}
+
+// seqRestartAfterResync: the relay restarts (and republishes the engine's
+// replay buffer from seq 0), and straight after that the engine's sequence
+// starts over with new blocks, so its new batches carry numbers the resync
+// just covered. They must replace the old chain, not be dropped as
+// duplicates.
+func seqRestartAfterResync(t *testing.T, f *faultRun) {
+	s := newPyStack(t, pyOptions{engines: 1})
+	e := s.engines[0]
+	s.join(t, e, e.Addr)
+	s.do(t, e, "store a 3", "store b 2", "store a 1")
+	f.settle("before the relay restart", s.divergence(t, e.Addr, e))
+	ctx := context.Background()
+	s.relays[0].Kill()
+	if err := s.relays[0].Restart(ctx); err != nil { // resyncs from seq 0 on start
+		t.Fatal(err)
+	}
+	resets := counter(t, s.metrics(), "warmroute_events_subscriber_resets_total", nil)
+	at := time.Now()
+	s.do(t, e, "restart", "store c 2", "store d 1", "store c 1", "store e 1")
+	f.converged(at, "after the engine's sequence started over", s.divergence(t, e.Addr, e))
+	wantCounter(t, s.metrics(), "warmroute_events_subscriber_resets_total", nil, resets, 1)
+}
+
+// reannouncements: vLLM with kv_cache_report_mode=full announces reused
+// blocks again; each is held once, so one BlockRemoved ends it.
+func reannouncements(t *testing.T, f *faultRun) {
+	s := newPyStack(t, pyOptions{engines: 1})
+	e := s.engines[0]
+	s.join(t, e, e.Addr)
+	before := counter(t, s.metrics(), "warmroute_index_reannounced_blocks_total", nil)
+	at := time.Now()
+	s.do(t, e, "store a 4", "reannounce a", "store b 2", "reannounce a", "reannounce b")
+	f.converged(at, "after re-announcements", s.divergence(t, e.Addr, e))
+	at = time.Now()
+	s.do(t, e, "remove a 4", "remove b 1")
+	f.converged(at, "after one removal each", s.divergence(t, e.Addr, e))
+	wantCounter(t, s.metrics(), "warmroute_index_reannounced_blocks_total", nil, before, 10)
+}
+
+// twoDPRanks: one endpoint served by two data-parallel ranks, each with its
+// engine and relay; the second relay is left at the default --dp-rank, so
+// it must take the rank from the payload. The index holds the union; a
+// killed rank takes the endpoint out of routing and its restart drops only
+// that rank's blocks.
+func twoDPRanks(t *testing.T, f *faultRun) {
+	s := newPyStack(t, pyOptions{engines: 2, sameEndpoint: true})
+	e0, e1 := s.engines[0], s.engines[1]
+	ep := e0.Addr
+	s.join(t, e0, ep)
+	s.join(t, e1, ep)
+	s.do(t, e0, "store a 3", "store b 1")
+	s.do(t, e1, "store c 2", "store a 2")
+	f.settle("both ranks stored", s.divergence(t, ep, e0, e1))
+	relayChanges := counter(t, s.metrics(), "warmroute_events_subscriber_resets_total", map[string]string{"reason": "relay_change"})
+	at := time.Now()
+	e1.Kill()
+	f.detected(s.router, ep, "disconnected", at, faultHeartbeat)
+	restarted := time.Now()
+	if err := e1.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	clear := routerLogAfter(t, s.router, "endpoint live again", ep, restarted)
+	f.converged(clear, "after rank 1 restarted", s.divergence(t, ep, e0, e1))
+	s.join(t, e1, ep)
+	s.do(t, e1, "store d 2")
+	s.do(t, e0, "remove a 1")
+	f.settle("after both ranks changed again", s.divergence(t, ep, e0, e1))
+	wantCounter(t, "http://"+s.relays[1].AdminAddr+"/metrics", "warmroute_events_relay_dp_rank_mismatch_total", nil, 0, 1)
+	if v := counter(t, s.metrics(), "warmroute_events_subscriber_resets_total", map[string]string{"reason": "relay_change"}); v != relayChanges {
+		t.Errorf("resets{relay_change} moved by %v: the two ranks' relays thrash", v-relayChanges)
+	}
+}
