@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -120,7 +121,10 @@ func newPyStack(t *testing.T, o pyOptions) *pyStack {
 	}
 	py, err := harness.PythonWithZMQ(ctx, root, testLog{t})
 	if err != nil {
-		t.Fatal(err)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skipf("python with pyzmq and msgspec unavailable: %v", err)
 	}
 	bin, err := buildBin()
 	if err != nil {
