@@ -16,6 +16,16 @@ type Liveness interface {
 	Down(endpoint string) (reason string, down bool)
 }
 
+// SyncReporter is optionally implemented by a Liveness: Syncing reports an
+// endpoint whose state is being re-synced (the events subscriber fetching
+// its relay's snapshot). It only changes how the endpoint is counted in
+// warmroute_scorer_endpoints; whether it is a candidate meanwhile is Down's
+// answer (the subscriber excludes a returning endpoint until synced, with
+// reason "syncing", and keeps one that syncs while live).
+type SyncReporter interface {
+	Syncing(endpoint string) bool
+}
+
 // live returns the candidates that are not down, counting each exclusion by
 // reason. It returns candidates itself, allocating nothing, when none is
 // down (the common case).
@@ -47,7 +57,8 @@ func (s *Scorer) live(candidates []string) []string {
 }
 
 var endpointsDesc = prometheus.NewDesc("warmroute_scorer_endpoints",
-	"Endpoints of each pool by state: live (a candidate) or down (its engine is known down, so excluded).",
+	"Endpoints of each pool by state: live (a candidate), down (its engine is known down, so excluded) or syncing "+
+		"(its state is being re-synced from a relay snapshot; excluded only when it returned from down).",
 	[]string{"pool", "state"}, nil)
 
 // endpointsCollector exports each pool's live and down endpoint counts at
@@ -71,16 +82,39 @@ func (c *endpointsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
+	sr, _ := lv.(SyncReporter)
 	for name, pl := range p.byName {
-		down := 0
+		var down, syncing int
 		for _, ep := range pl.endpoints {
-			if lv != nil {
-				if _, d := lv.Down(ep); d {
-					down++
-				}
+			switch endpointState(lv, sr, ep) {
+			case "down":
+				down++
+			case "syncing":
+				syncing++
 			}
 		}
-		ch <- prometheus.MustNewConstMetric(endpointsDesc, prometheus.GaugeValue, float64(len(pl.endpoints)-down), name, "live")
+		live := len(pl.endpoints) - down - syncing
+		ch <- prometheus.MustNewConstMetric(endpointsDesc, prometheus.GaugeValue, float64(live), name, "live")
 		ch <- prometheus.MustNewConstMetric(endpointsDesc, prometheus.GaugeValue, float64(down), name, "down")
+		ch <- prometheus.MustNewConstMetric(endpointsDesc, prometheus.GaugeValue, float64(syncing), name, "syncing")
 	}
+}
+
+// reasonSyncing is the Down reason of an endpoint excluded while it syncs.
+const reasonSyncing = "syncing"
+
+func endpointState(lv Liveness, sr SyncReporter, ep string) string {
+	if lv == nil {
+		return "live"
+	}
+	if reason, down := lv.Down(ep); down {
+		if reason == reasonSyncing {
+			return "syncing"
+		}
+		return "down"
+	}
+	if sr != nil && sr.Syncing(ep) {
+		return "syncing"
+	}
+	return "live"
 }

@@ -79,8 +79,8 @@ func TestDownEndpointIsNoCandidate(t *testing.T) {
 	if _, err := p.s.Pick(context.Background(), completion(ids)); !errors.Is(err, ErrNoEndpoint) {
 		t.Fatalf("every endpoint down: err %v, want ErrNoEndpoint", err)
 	}
-	if n, err := testutil.GatherAndCount(reg, "warmroute_scorer_endpoints"); err != nil || n != 2 {
-		t.Fatalf("endpoints series %d, %v; want live and down for the pool", n, err)
+	if n, err := testutil.GatherAndCount(reg, "warmroute_scorer_endpoints"); err != nil || n != 3 {
+		t.Fatalf("endpoints series %d, %v; want live, down and syncing for the pool", n, err)
 	}
 	if got := gaugeWith(t, reg, "warmroute_scorer_endpoints", "state", "down"); got != float64(len(pipePools[0].Endpoints)) {
 		t.Fatalf("down endpoints gauge %v, want %d", got, len(pipePools[0].Endpoints))
@@ -111,4 +111,43 @@ func gaugeWith(t *testing.T, reg *prometheus.Registry, name, label, value string
 	}
 	t.Fatalf("%s{%s=%q} not exported", name, label, value)
 	return 0
+}
+
+// syncSet is a downSet that also reports syncing endpoints.
+type syncSet struct {
+	downSet
+	syncing map[string]bool
+}
+
+func (s *syncSet) Syncing(ep string) bool { return s.syncing[ep] }
+
+// TestSyncingEndpointsState: an endpoint excluded while it syncs (reason
+// syncing) and one syncing while live both count as syncing, not as down
+// or live; only the first is excluded.
+func TestSyncingEndpointsState(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := pipePools[0].Endpoints
+	lv := &syncSet{downSet: downSet{down: map[string]string{eps[0]: reasonSyncing, eps[1]: "expired"}},
+		syncing: map[string]bool{eps[0]: true, eps[2]: true}}
+	ix, err := index.New(index.Options{BlockSize: bs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(NewPools(pipePools, ""), &Load{}, Options{Index: ix, Tokens: map[string]Tokens{"m": idTokens{}},
+		Metrics: m, Liveness: lv})
+	for _, c := range []struct {
+		state string
+		want  int
+	}{{"syncing", 2}, {"down", 1}, {"live", len(eps) - 3}} {
+		if got := gaugeWith(t, reg, "warmroute_scorer_endpoints", "state", c.state); got != float64(c.want) {
+			t.Errorf("endpoints{state=%s} = %v, want %d", c.state, got, c.want)
+		}
+	}
+	if got := s.live(eps); len(got) != len(eps)-2 {
+		t.Fatalf("candidates %v: want all but the excluded syncing and the expired one", got)
+	}
 }

@@ -35,6 +35,8 @@ type fakeEngine struct {
 	replays     atomic.Int32
 	malformed   atomic.Bool // answer replay requests with a one-frame reply
 	dpRank      int         // the data_parallel_rank its batches carry
+	// payload, when set, makes batch seq's payload instead of fakeRankPayload.
+	payload func(seq uint64) []byte
 }
 
 type fakeBatch struct {
@@ -68,6 +70,9 @@ func (e *fakeEngine) publish(n int, live bool) {
 	defer e.mu.Unlock()
 	for range n {
 		b := fakeBatch{seq: e.next, payload: fakeRankPayload(e.next, e.dpRank)}
+		if e.payload != nil {
+			b.payload = e.payload(e.next)
+		}
 		e.next++
 		e.buf = append(e.buf, b)
 		if len(e.buf) > e.keep {

@@ -98,6 +98,8 @@ func next(ctx context.Context, sub *nats.Subscription, timeout time.Duration) (*
 		return nil, ctx.Err()
 	case errors.Is(err, context.DeadlineExceeded):
 		return nil, fmt.Errorf("after %s: %w", timeout, ErrTimeout)
+	case errors.Is(err, nats.ErrNoResponders):
+		return nil, ErrNoResponders
 	case err != nil:
 		return nil, err
 	}

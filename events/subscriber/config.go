@@ -2,6 +2,7 @@ package subscriber
 
 import (
 	"errors"
+	"time"
 
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/predictions"
@@ -21,6 +22,10 @@ type Config struct {
 	// Not a file setting: the default holds seconds of any relay's rate,
 	// and a bigger queue only hides a subscriber that cannot keep up.
 	QueueSize int `json:"-"`
+	// SyncChunkTimeout bounds the wait for each chunk of a relay's
+	// snapshot; a relay silent that long mid-snapshot is retried. Default
+	// DefaultSyncChunkTimeout. Not a file setting: a relay answers at once.
+	SyncChunkTimeout time.Duration `json:"-"`
 	// HeartbeatMisses is how many relay heartbeat intervals a source may
 	// stay silent (no batch, no heartbeat) before it is expired, cleared
 	// and removed; the TTL controller pauses speculation for it at the same
@@ -40,8 +45,9 @@ type Config struct {
 
 // Defaults used when a Config field is zero.
 const (
-	DefaultQueueSize       = 65536
-	DefaultHeartbeatMisses = 3
+	DefaultQueueSize        = 65536
+	DefaultHeartbeatMisses  = 3
+	DefaultSyncChunkTimeout = 5 * time.Second
 )
 
 // WithDefaults returns a copy of c with every zero field set to its default.
@@ -49,6 +55,9 @@ func (c Config) WithDefaults() Config {
 	c.Config = c.Config.WithDefaults()
 	if c.QueueSize == 0 {
 		c.QueueSize = DefaultQueueSize
+	}
+	if c.SyncChunkTimeout <= 0 {
+		c.SyncChunkTimeout = DefaultSyncChunkTimeout
 	}
 	if c.HeartbeatMisses == 0 {
 		c.HeartbeatMisses = DefaultHeartbeatMisses

@@ -58,4 +58,14 @@ type streamState struct {
 	expect  uint64 // next sequence number expected
 	inOrder bool   // expect is meaningful
 	up      bool   // SourceUp was called
+
+	// Snapshot sync state (sync.go). epoch is the relay mirror epoch of
+	// the state held (from a snapshot, or a reset or stream start that
+	// explained a change); hbEpoch the last one a heartbeat named.
+	epoch, syncedEpoch, hbEpoch uint64
+	syncing, syncExcludes       bool // syncing and syncExcludes are read by refreshDown under s.mu
+	syncAttempted               bool
+	syncGen                     uint64
+	syncBuffer                  []inbound
+	syncOverflow                bool
 }

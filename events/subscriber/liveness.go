@@ -7,6 +7,10 @@ const (
 	// DownExpired: the endpoint's relays fell silent past the silence limit
 	// and were expired.
 	DownExpired = "expired"
+	// DownSyncing: the endpoint returned after its relays expired and its
+	// state is being re-synced from a relay's snapshot; it is a candidate
+	// again once the sync completes (or fails: then on its live stream).
+	DownSyncing = "syncing"
 )
 
 // maxExpiredDown bounds the endpoints remembered as expired, so that a flood
@@ -36,12 +40,22 @@ func (s *Subscriber) refreshDown() {
 	for ep := range s.expiredDown {
 		next[ep] = DownExpired
 	}
+	syncing := map[string]struct{}{}
 	for src, st := range s.streams {
 		if !st.fresh.LastHeartbeat.IsZero() && !st.fresh.EngineConnected && !st.fresh.EngineUnknown {
 			next[src.Endpoint] = DownDisconnected
 		}
+		if st.syncing {
+			syncing[src.Endpoint] = struct{}{}
+		}
+	}
+	for src, st := range s.streams {
+		if _, down := next[src.Endpoint]; !down && st.syncing && st.syncExcludes {
+			next[src.Endpoint] = DownSyncing
+		}
 	}
 	prev := s.down.Swap(&next)
+	s.syncingEPs.Store(&syncing)
 	s.logDownChanges(prev, next)
 }
 
@@ -63,6 +77,20 @@ func (s *Subscriber) logDownChanges(prev *map[string]string, next map[string]str
 			s.log.Info("endpoint live again", "endpoint", ep)
 		}
 	}
+}
+
+// Syncing reports whether a relay's snapshot of endpoint is being fetched
+// or applied (scorer.SyncReporter): the endpoint is counted in state
+// syncing. Only a returning endpoint is also Down meanwhile; one synced
+// after a reconnect, a gap or an epoch change keeps routing on what it
+// holds.
+func (s *Subscriber) Syncing(endpoint string) bool {
+	m := s.syncingEPs.Load()
+	if m == nil {
+		return false
+	}
+	_, ok := (*m)[endpoint]
+	return ok
 }
 
 // markExpired remembers endpoint as down once its last stream expired; s.mu

@@ -40,6 +40,9 @@ type subscriberMetrics struct {
 	expired       prometheus.Counter
 	queued        prometheus.Gauge
 	lag           prometheus.Histogram
+	syncs         *prometheus.CounterVec // reason, result
+	syncSeconds   prometheus.Histogram
+	syncBlocks    prometheus.Counter
 }
 
 func newSubscriberMetrics(b *promreg.Builder) subscriberMetrics {
@@ -61,6 +64,13 @@ func newSubscriberMetrics(b *promreg.Builder) subscriberMetrics {
 			"Messages waiting between the NATS handler and the apply loop."),
 		lag: b.Histogram("subscriber_event_lag_seconds",
 			"Time from the engine's batch timestamp to applying it (includes clock skew).", delayBuckets),
+		syncs: b.CounterVec("subscriber_syncs_total",
+			"Snapshot syncs of a source from its relay's mirror, by reason (start, reconnect, expired, epoch, gap, "+
+				"overflow) and result (ok, timeout, no_responders, refused, failed, abandoned).", "reason", "result"),
+		syncSeconds: b.Histogram("subscriber_sync_seconds",
+			"Time from requesting a snapshot to having applied it (or given up).", delayBuckets),
+		syncBlocks: b.Counter("subscriber_sync_blocks_total",
+			"Held blocks applied to the index from snapshots."),
 	}
 }
 

@@ -69,6 +69,15 @@ type Subscriber struct {
 	// them is heard again; down is the set Down reads (liveness.go).
 	expiredDown map[string]struct{}
 	down        atomic.Pointer[map[string]string]
+	syncingEPs  atomic.Pointer[map[string]struct{}]
+
+	// Snapshot sync (sync.go): replacer is the sink when it can take a
+	// snapshot; fetches run on syncs and report on syncDone.
+	replacer    Replacer
+	syncs       sync.WaitGroup
+	syncCtx     context.Context
+	syncDone    chan syncResult
+	reconnected chan struct{}
 }
 
 // inbound is one NATS message handed from the handler to the apply loop.
@@ -100,7 +109,8 @@ func New(cfg Config, follow Follow, nc *nats.Conn, m *Metrics, log *slog.Logger)
 		admit: newAdmission(cfg.HeartbeatMembership, follow.Endpoints),
 		queue: make(chan inbound, cfg.QueueSize), now: time.Now, streams: map[Source]*streamState{},
 		replay: &m.replay, ready: make(chan struct{}), done: make(chan struct{}),
-		byEndpoint: map[string]map[Source]struct{}{}}
+		byEndpoint: map[string]map[Source]struct{}{}, syncDone: make(chan syncResult),
+		reconnected: make(chan struct{}, 1)}
 	m.fresh.s.CompareAndSwap(nil, s) // a registry exports one subscriber's sources
 	return s, nil
 }
@@ -114,14 +124,18 @@ func (s *Subscriber) Start(ctx context.Context, sink Sink, members Membership) e
 		return fmt.Errorf("starting subscriber: nil sink: %w", ErrInvalidConfig)
 	}
 	s.sink, s.members = sink, members
+	s.replacer, _ = sink.(Replacer)
 	subs, err := s.subscribe()
 	if err != nil {
 		unsubscribe(subs)
 		return err
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
+	s.syncCtx = ctx
+	s.syncs.Go(func() { s.watchReconnects(ctx) })
 	go func() {
 		defer close(s.done)
+		defer s.syncs.Wait() // fetches end with ctx
 		defer unsubscribe(subs)
 		s.run(ctx)
 	}()
@@ -163,6 +177,10 @@ func (s *Subscriber) run(ctx context.Context) {
 			s.handle(in)
 		case <-tick.C:
 			s.expire()
+		case res := <-s.syncDone:
+			s.finishSync(res)
+		case <-s.reconnected:
+			s.syncAll(syncReconnect)
 		}
 	}
 }

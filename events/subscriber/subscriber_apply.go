@@ -44,13 +44,43 @@ func (s *Subscriber) handle(in inbound) {
 	s.mu.Lock()
 	st := s.stream(src)
 	s.mu.Unlock()
-	if kind == api.EventKindReset {
-		reason := in.msg.Header.Get(api.EventResetReasonHeader)
-		s.clear(src, st, resetLabel(reason), in.at)
-		st.expect, st.inOrder = seq, true
+	if st.syncing {
+		s.holdDuringSync(st, in)
 		return
 	}
-	s.applyBatch(src, st, in, seq, relay)
+	epoch := eventEpoch(in.msg)
+	if kind == api.EventKindReset {
+		s.applyReset(src, st, in, seq, epoch)
+		return
+	}
+	s.applyBatch(src, st, in, seq, relay, epoch)
+}
+
+// applyReset clears src and resumes at seq. A relay with a mirror starts a
+// new epoch with every reset but an overflow, whose mirror is intact: then
+// a sync restores the state instead of a clear. A reset of the epoch the
+// router already holds (it synced after the reset was published) is
+// covered by that snapshot.
+func (s *Subscriber) applyReset(src Source, st *streamState, in inbound, seq, epoch uint64) {
+	reason := in.msg.Header.Get(api.EventResetReasonHeader)
+	if epoch != 0 && s.replacer != nil {
+		if api.ResetReason(reason) == api.ResetOverflow {
+			s.metrics.resets.WithLabelValues(resetLabel(reason)).Inc()
+			s.requestSync(src, st, syncOverflow, false)
+			return
+		}
+		if epoch == st.epoch {
+			if !st.inOrder {
+				st.expect, st.inOrder = seq, true
+			}
+			return
+		}
+	}
+	s.clear(src, st, resetLabel(reason), in.at)
+	st.expect, st.inOrder = seq, true
+	if epoch != 0 {
+		st.epoch = epoch
+	}
 }
 
 // resetLabel keeps the metric label set closed whatever a relay sends.
@@ -62,13 +92,17 @@ func resetLabel(reason string) string {
 	return "other"
 }
 
-func (s *Subscriber) applyBatch(src Source, st *streamState, in inbound, seq uint64, relay string) {
+func (s *Subscriber) applyBatch(src Source, st *streamState, in inbound, seq uint64, relay string, epoch uint64) {
+	// One epoch is one relay instance's view of one engine, so within it a
+	// batch is never another relay's or another engine's stream.
+	sameEpoch := epoch != 0 && epoch == st.epoch
+	canSync := epoch != 0 && s.replacer != nil
 	switch {
-	case st.inOrder && relay != st.fresh.Relay && seq != st.expect:
+	case st.inOrder && relay != st.fresh.Relay && seq != st.expect && !sameEpoch:
 		// A different relay instance that does not continue the stream:
 		// the engine may have restarted while no relay watched it.
 		s.clear(src, st, clearRelayChange, in.at)
-	case st.inOrder && seq != st.expect && in.msg.Header.Get(api.EventStreamStartHeader) == "true":
+	case st.inOrder && seq != st.expect && in.msg.Header.Get(api.EventStreamStartHeader) == "true" && !sameEpoch:
 		// The engine's first batch, republished from its replay buffer by a
 		// relay (even one reusing a relay id): it supersedes what the
 		// Source holds, and the batches after it rebuild the state.
@@ -81,7 +115,22 @@ func (s *Subscriber) applyBatch(src Source, st *streamState, in inbound, seq uin
 		s.mu.Lock()
 		st.fresh.Gaps++
 		s.mu.Unlock()
+		if canSync {
+			// The relay's mirror holds what the router missed.
+			s.requestSync(src, st, syncGap, false)
+			s.holdDuringSync(st, in)
+			return
+		}
 		s.clear(src, st, clearGap, in.at)
+	case canSync && st.epoch != 0 && !sameEpoch:
+		// Another epoch without the reset that starts it: the router
+		// missed it, so what it holds may be another engine's state.
+		s.requestSync(src, st, syncEpoch, false)
+		s.holdDuringSync(st, in)
+		return
+	}
+	if epoch != 0 {
+		st.epoch = epoch
 	}
 	var b wire.Batch
 	if err := wire.DecodeBatch(in.msg.Data, &b); err != nil {

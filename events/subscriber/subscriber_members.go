@@ -31,7 +31,9 @@ func (s *Subscriber) handleHeartbeat(in inbound) {
 	st.fresh.Interval, st.fresh.Load = h.Interval.D(), h.Load
 	wasUp := st.up
 	st.up = true
-	if _, expired := s.expiredDown[endpoint]; expired || changed {
+	st.hbEpoch = h.Epoch
+	_, expired := s.expiredDown[endpoint]
+	if expired || changed {
 		delete(s.expiredDown, endpoint)
 		s.refreshDown()
 	}
@@ -40,6 +42,7 @@ func (s *Subscriber) handleHeartbeat(in inbound) {
 		s.remove(src, st, clearLeave)
 		return
 	}
+	s.syncOnHeartbeat(src, st, h.Epoch, expired)
 	if !wasUp && s.members != nil {
 		s.members.SourceUp(src, h)
 	}
@@ -86,5 +89,20 @@ func (s *Subscriber) remove(src Source, st *streamState, reason string) {
 	s.mu.Unlock()
 	if st.up && s.members != nil {
 		s.members.SourceDown(src, reason)
+	}
+}
+
+// syncOnHeartbeat syncs a Source whose relay has a mirror on first contact
+// (a returning endpoint stays out of routing until synced) and when its
+// epoch is not the one the router holds.
+func (s *Subscriber) syncOnHeartbeat(src Source, st *streamState, epoch uint64, expired bool) {
+	switch {
+	case epoch == 0:
+	case !st.syncAttempted && expired:
+		s.requestSync(src, st, syncExpired, true)
+	case !st.syncAttempted:
+		s.requestSync(src, st, syncStart, false)
+	case st.epoch != 0 && epoch != st.epoch:
+		s.requestSync(src, st, syncEpoch, false)
 	}
 }

@@ -1,0 +1,50 @@
+package subscriber
+
+import (
+	"github.com/warmroute/warmroute/events/snapshot"
+	"github.com/warmroute/warmroute/index"
+)
+
+// Rebuilder starts the index rebuild of src's state from a snapshot; it
+// makes IndexSink a Replacer.
+func (s *IndexSink) Rebuilder(src Source) SourceRebuild {
+	return &indexRebuild{sink: s, src: src, r: s.ix.NewRebuild(src.Model)}
+}
+
+// indexRebuild keys snapshot blocks into an index.Rebuild as chunks arrive
+// (off the apply loop), then swaps it in.
+type indexRebuild struct {
+	sink  *IndexSink
+	src   Source
+	r     *index.Rebuild
+	media [8]uint8 // snapshot medium bit -> index medium bit, for the current chunk
+}
+
+func (b *indexRebuild) AddChunk(c *snapshot.Chunk) {
+	for i, name := range c.Header.Media {
+		b.media[i] = 1 << index.ParseMedium(name)
+	}
+	loras := c.Header.LoRAs
+	for i := range c.Blocks {
+		blk := &c.Blocks[i]
+		var media uint8
+		for bit := 0; blk.Media>>bit != 0; bit++ {
+			if blk.Media&(1<<bit) != 0 {
+				media |= b.media[bit]
+			}
+		}
+		b.r.Add(index.RebuildBlock{Hash: blk.Hash, Parent: blk.Parent, HasParent: blk.HasParent,
+			Tokens: blk.Tokens, LoRA: loras[blk.LoRA], Media: media})
+	}
+}
+
+func (b *indexRebuild) Commit() (int, error) {
+	if b.r.Skipped > 0 {
+		b.sink.metrics.dropped.WithLabelValues("unkeyed_block").Add(float64(b.r.Skipped))
+	}
+	if _, err := b.sink.ix.Replace(b.src.Endpoint, b.src.DPRank, b.r); err != nil {
+		b.sink.drop(err)
+		return 0, err
+	}
+	return b.r.Held, nil
+}
