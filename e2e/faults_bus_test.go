@@ -61,10 +61,6 @@ func (p *proxiedRelays) url(_ int, url string) string {
 // still in the engines and must be in the index afterwards.
 func natsOutage(t *testing.T, f *faultRun, embedded bool, outage time.Duration) {
 	long := outage > shortOutage
-	if long {
-		f.needsSnapshotSync("an expired endpoint's return and the NATS reconnect must re-sync it from its relay's mirror; " +
-			"without it the blocks stored before the outage are gone from the index for good")
-	}
 	o := harness.PrefixOptions{Sims: 2}
 	misses := harness.RouterHeartbeatMisses
 	if long {
@@ -90,6 +86,7 @@ func natsOutage(t *testing.T, f *faultRun, embedded bool, outage time.Duration) 
 	}
 	disconnects := counter(t, watch, "warmroute_events_nats_disconnects_total", nil)
 	expired := counter(t, ps.Router.MetricsURL(), "warmroute_events_subscriber_endpoints_expired_total", nil)
+	syncs := counter(t, ps.Router.MetricsURL(), "warmroute_events_subscriber_syncs_total", map[string]string{"result": "ok"})
 	tr := startTraffic(ps, prompts, 2)
 	at := time.Now()
 	if embedded {
@@ -115,7 +112,10 @@ func natsOutage(t *testing.T, f *faultRun, embedded bool, outage time.Duration) 
 	f.converged(clear, "after NATS came back", stackDivergence(t, ps))
 	wantCounter(t, watch, "warmroute_events_nats_disconnects_total", nil, disconnects, 1)
 	if long {
+		// The endpoints expired, and came back through a snapshot sync.
 		wantCounter(t, ps.Router.MetricsURL(), "warmroute_events_subscriber_endpoints_expired_total", nil, expired, 1)
+		wantCounter(t, ps.Router.MetricsURL(), "warmroute_events_subscriber_syncs_total",
+			map[string]string{"result": "ok"}, syncs, float64(len(ps.Sims)))
 	} else {
 		for _, s := range sent {
 			if s.err != nil || s.status != 200 {
@@ -157,10 +157,9 @@ func relayKill(t *testing.T, f *faultRun) {
 
 // relayPartition black-holes one relay's NATS connection (bytes stop both
 // ways, the TCP connection stays up: its client notices nothing) while its
-// engine keeps serving, past the router's silence limit, then heals it.
+// engine keeps serving, past the router's silence limit, then heals it:
+// the returning endpoint is synced from its relay's mirror.
 func relayPartition(t *testing.T, f *faultRun) {
-	f.needsSnapshotSync("the partitioned endpoint expired and was reset; on its return only a sync from the relay's " +
-		"mirror restores the blocks stored before and during the partition")
 	pr := &proxiedRelays{t: t}
 	ps := faultPrefixStack(t, harness.PrefixOptions{Sims: 2, RelayURL: func(i int, url string) string {
 		if i == 0 {
@@ -182,6 +181,8 @@ func relayPartition(t *testing.T, f *faultRun) {
 	noneAfter(t, sent, detected, victim.ID)
 	clear := routerLogAfter(t, ps.Router, "endpoint live again", victim.Addr, healed)
 	f.converged(clear, "after the partition healed", stackDivergence(t, ps))
+	wantCounter(t, ps.Router.MetricsURL(), "warmroute_events_subscriber_syncs_total",
+		map[string]string{"reason": "expired", "result": "ok"}, 0, 1)
 }
 
 // clusterNodeKill runs NATS as a three-node cluster: the router on node 1,

@@ -22,8 +22,8 @@ func init() {
 // relay's heartbeats carry its last sequence: the router must see it is
 // behind and sync.
 func lastBatchDropped(t *testing.T, f *faultRun) {
-	f.needsSnapshotSync("a heartbeat sequence ahead of what the router applied is an unexplained gap; " +
-		"only a sync from the relay's mirror recovers a last batch nothing follows")
+	f.missing("a snapshot sync when a heartbeat's sequence is ahead of what the router applied "+
+		"(the only sign of a lost last batch)", heartbeatGapSync)
 	s := newPyStack(t, pyOptions{engines: 1, proxy: true})
 	e := s.engines[0]
 	s.join(t, e, e.Addr)
