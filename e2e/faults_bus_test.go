@@ -116,6 +116,9 @@ func natsOutage(t *testing.T, f *faultRun, embedded bool, outage time.Duration) 
 		wantCounter(t, ps.Router.MetricsURL(), "warmroute_events_subscriber_endpoints_expired_total", nil, expired, 1)
 		wantCounter(t, ps.Router.MetricsURL(), "warmroute_events_subscriber_syncs_total",
 			map[string]string{"result": "ok"}, syncs, float64(len(ps.Sims)))
+		// Not asserted: while every endpoint is expired the pool has no
+		// candidate and answers 503 (see the README's fault table).
+		f.row.note = "503 while every endpoint is expired (no live endpoint in the pool)"
 	} else {
 		for _, s := range sent {
 			if s.err != nil || s.status != 200 {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -28,6 +29,7 @@ func routerRestart(t *testing.T, f *faultRun, jetStream bool) {
 	prompts := warmUp(t, ps, "routerrestart", 4)
 	tr := startTraffic(ps, prompts, 2)
 	time.Sleep(4 * faultHeartbeat)
+	killed := time.Now()
 	ps.Router.Kill()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -35,6 +37,7 @@ func routerRestart(t *testing.T, f *faultRun, jetStream bool) {
 		t.Fatal(err)
 	}
 	clear := time.Now() // ready: the replay, if any, is done
+	f.row.note = fmt.Sprintf("router down %v (kill to ready; Envoy answers 503 meanwhile)", clear.Sub(killed).Round(100*time.Millisecond))
 	tr.finish(f)
 	f.converged(clear, "after the router restarted", stackDivergence(t, ps))
 	if !jetStream {
