@@ -24,6 +24,7 @@ Commands on stdin, one per line, each answered with one line on stdout:
 
 import argparse
 import json
+import os
 import random
 import sys
 import threading
@@ -33,29 +34,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import msgspec
 import zmq
 
-
-class EventBatch(msgspec.Struct, array_like=True, omit_defaults=True, gc=False):
-    ts: float
-    events: list
-    data_parallel_rank: int | None = None
-
-
-class BlockStored(msgspec.Struct, omit_defaults=True, gc=False, tag=True):
-    block_hashes: list[int]
-    parent_block_hash: int | None
-    token_ids: list[int]
-    block_size: int
-    lora_id: int | None
-    medium: str | None
-    lora_name: str | None
+# vLLM's wire structs, as the relay's interop test defines them.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "events", "relay", "testdata", "interop"))
+from vllm_publisher import END_SEQ, BlockStored, EventBatch  # noqa: E402
 
 
 class BlockRemoved(msgspec.Struct, omit_defaults=True, gc=False, tag=True):
     block_hashes: list[int]
     medium: str | None
-
-
-END_SEQ = (2**64 - 1).to_bytes(8, "big")
 
 
 class Engine:
