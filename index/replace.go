@@ -1,6 +1,10 @@
 package index
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
 
 // Rebuild is the confirmed state of one (endpoint, rank) rebuilt from a
 // snapshot of its engine's blocks: keyed from their tokens and parents as
@@ -11,12 +15,17 @@ type Rebuild struct {
 	blockSize int
 	model     string
 	rev       revTable // engine hash -> key of the held blocks
-	// want maps each held key to its copies per medium, packed into the
-	// value's low 32 bits (a revTable keyed by the key: the same flat table).
-	want  revTable
+	// held lists every held block's key and media, in the order added;
+	// Replace sorts it by key, so the index's tables are walked in order.
+	held  []heldKey
 	chain map[uint64]Key // chain-only blocks: the engine no longer holds them
 	roots map[string]Key // chain roots by adapter
 	buf   []Key
+	// last is the block added last: a snapshot sends chains parents first,
+	// so it is usually the next block's parent.
+	lastHash uint64
+	lastKey  Key
+	hasLast  bool
 	// Held, ChainOnly, UnknownParent and Skipped count what Add took: held
 	// blocks, chain-only blocks, blocks whose parent was not in the
 	// snapshot (keyed as chain starts, as a live Store does), and blocks of
@@ -44,6 +53,27 @@ func (ix *Index) NewRebuild(model string) *Rebuild {
 	return &Rebuild{blockSize: ix.opts.BlockSize, model: model, chain: map[uint64]Key{}, roots: map[string]Key{}}
 }
 
+// Reserve sizes the rebuild's tables for n more blocks, so a snapshot
+// that announces its size is keyed without growing them.
+func (r *Rebuild) Reserve(n int) {
+	r.rev.reserve(r.rev.len() + n)
+	r.held = slices.Grow(r.held, n)
+}
+
+// reserve grows t's parts for n entries spread evenly by the hash mix.
+func (t *revTable) reserve(n int) {
+	per := n/revParts + n/(revParts*8) + 1 // a little over the mean: parts differ
+	size := minKeySlots
+	for size*maxLoadNum < per*maxLoadDen {
+		size *= 2
+	}
+	for i := range t.parts {
+		if len(t.parts[i].slots) < size {
+			t.parts[i].resize(size)
+		}
+	}
+}
+
 // Add keys b from its parent (added before it) and records it.
 func (r *Rebuild) Add(b RebuildBlock) {
 	if len(b.Tokens) != r.blockSize {
@@ -52,7 +82,9 @@ func (r *Rebuild) Add(b RebuildBlock) {
 	}
 	parent, ok := Key(0), false
 	if b.HasParent {
-		if parent, ok = r.rev.get(b.Parent); !ok {
+		if r.hasLast && b.Parent == r.lastHash {
+			parent, ok = r.lastKey, true
+		} else if parent, ok = r.rev.get(b.Parent); !ok {
 			parent, ok = r.chain[b.Parent]
 		}
 		if !ok {
@@ -69,26 +101,22 @@ func (r *Rebuild) Add(b RebuildBlock) {
 	}
 	r.buf, _ = AppendChain(r.buf[:0], parent, r.blockSize, b.Tokens) // the length is checked above
 	key := r.buf[0]
+	r.lastHash, r.lastKey, r.hasLast = b.Hash, key, true
 	if b.Media == 0 {
 		r.chain[b.Hash] = key
 		r.ChainOnly++
 		return
 	}
 	r.rev.put(b.Hash, key)
-	packed, _ := r.want.get(uint64(key))
-	rf := unpackRefs(packed)
-	for m := range numMedia {
-		if b.Media&(1<<m) != 0 {
-			rf.add(Medium(m))
-		}
-	}
-	r.want.put(uint64(key), packRefs(rf))
+	r.held = append(r.held, heldKey{key: key, media: b.Media})
 	r.Held++
 }
 
-func packRefs(r refs) Key { return Key(r[0]) | Key(r[1])<<8 | Key(r[2])<<16 | Key(r[3])<<24 }
-
-func unpackRefs(k Key) refs { return refs{uint8(k), uint8(k >> 8), uint8(k >> 16), uint8(k >> 24)} }
+// heldKey is one held block of a rebuild.
+type heldKey struct {
+	key   Key
+	media uint8
+}
 
 // ReplaceResult says what a Replace changed.
 type ReplaceResult struct {
@@ -110,37 +138,56 @@ func (ix *Index) Replace(endpoint string, rank int, r *Rebuild) (ReplaceResult, 
 	if err != nil {
 		return ReplaceResult{}, fmt.Errorf("replacing blocks: %w", err)
 	}
+	newKeys := sortHeld(r.held)
 	var res ReplaceResult
 	var out pending
 	now, tick := ix.now(), ix.nextTick()
 	hd.mu.Lock()
 	hd.orphans.Store(0) // the old reverse map goes below
-	r.want.all(func(k uint64, packed Key) {
-		key := Key(k)
-		s := ix.shardOf(key)
-		s.mu.Lock()
-		if s.c.setRefs(key, hd.id, unpackRefs(packed), tick) {
+	var oldKeys []heldKey
+	if n := hd.rev.len(); n > 0 {
+		oldKeys = make([]heldKey, 0, n)
+		hd.rev.all(func(_ uint64, key Key) { oldKeys = append(oldKeys, heldKey{key: key}) })
+		oldKeys = sortHeld(oldKeys)
+	}
+	var w shardWalk
+	for i := 0; i < len(newKeys); {
+		key, rf := newKeys[i].key, refs{}
+		for ; i < len(newKeys) && newKeys[i].key == key; i++ { // the same content under several hashes
+			for m := range numMedia {
+				if newKeys[i].media&(1<<m) != 0 {
+					rf.add(Medium(m))
+				}
+			}
+		}
+		s := w.lock(ix, key, now, &out)
+		if s.c.setRefs(key, hd.id, rf, tick) {
 			res.Added++
 			hd.live.Add(1)
 		} else {
 			res.Kept++
 		}
 		s.c.spec.confirm(key, hd.id.endpoint(), now, &out)
-		ix.afterWrite(s, now, &out)
-		s.mu.Unlock()
-	})
-	hd.rev.all(func(_ uint64, key Key) {
-		if _, keep := r.want.get(uint64(key)); keep {
-			return
+	}
+	// Old keys the rebuild does not hold go; both lists are sorted.
+	j := 0
+	for i := range oldKeys {
+		key := oldKeys[i].key
+		if i > 0 && key == oldKeys[i-1].key {
+			continue
 		}
-		s := ix.shardOf(key)
-		s.mu.Lock()
-		if s.c.drop(key, hd.id) {
+		for j < len(newKeys) && newKeys[j].key < key {
+			j++
+		}
+		if j < len(newKeys) && newKeys[j].key == key {
+			continue
+		}
+		if s := w.lock(ix, key, now, &out); s.c.drop(key, hd.id) {
 			res.Dropped++
 			hd.live.Add(-1)
 		}
-		s.mu.Unlock()
-	})
+	}
+	w.unlock(ix, now, &out)
 	hd.rev = r.rev
 	hd.mu.Unlock()
 	ix.stats.unknownParent.Add(int64(r.UnknownParent))
@@ -148,6 +195,68 @@ func (ix *Index) Replace(endpoint string, rank int, r *Rebuild) (ReplaceResult, 
 	ix.stats.clearedEntries.Add(int64(res.Dropped))
 	ix.report(out)
 	return res, nil
+}
+
+// shardWalk keeps one shard locked while keys sorted by value (so by
+// shard) come for it, and runs the shard's after-write work when leaving
+// it: one lock per run of keys instead of one per key. A run is cut at
+// maxLockedKeys so lookups on that shard wait microseconds, not the run.
+type shardWalk struct {
+	s *shard
+	n int
+}
+
+const maxLockedKeys = 256
+
+func (w *shardWalk) lock(ix *Index, key Key, now int64, out *pending) *shard {
+	s := ix.shardOf(key)
+	if s != w.s || w.n >= maxLockedKeys {
+		w.unlock(ix, now, out)
+		s.mu.Lock()
+		w.s, w.n = s, 0
+	}
+	w.n++
+	return s
+}
+
+func (w *shardWalk) unlock(ix *Index, now int64, out *pending) {
+	if w.s != nil {
+		ix.afterWrite(w.s, now, out)
+		w.s.mu.Unlock()
+		w.s = nil
+	}
+}
+
+// sortHeld sorts a by key with a 16-bit LSD radix sort (four passes),
+// which at a million keys is several times quicker than a comparison sort.
+// Sorted by value, keys come shard by shard and, within one, in the order of
+// their slots (both are chosen by the key's bits), so the index's tables are
+// walked in memory order.
+func sortHeld(a []heldKey) []heldKey {
+	if len(a) < 256 {
+		slices.SortFunc(a, func(x, y heldKey) int { return cmp.Compare(x.key, y.key) })
+		return a
+	}
+	tmp := make([]heldKey, len(a))
+	var count [1 << 16]int
+	for shift := 0; shift < 64; shift += 16 {
+		clear(count[:])
+		for i := range a {
+			count[uint16(a[i].key>>shift)]++
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for i := range a {
+			d := uint16(a[i].key >> shift)
+			tmp[count[d]] = a[i]
+			count[d]++
+		}
+		a, tmp = tmp, a
+	}
+	return a
 }
 
 // setRefs sets h's copies of key to r, creating the entry when h held none,

@@ -68,4 +68,14 @@ func TestShippedAuthorizationExample(t *testing.T) {
 	if msg, err := rsub.NextMsg(2 * time.Second); err != nil || msg.Subject != ownEvents {
 		t.Fatalf("router subscription got %v, %v", msg, err)
 	}
+	// Snapshots: the relay answers requests for its own endpoint only.
+	ownSnap, _ := api.SnapshotWildcard(model, a)
+	if _, err := relayA.Subscribe(ownSnap, func(m *nats.Msg) { _ = m.Respond([]byte("chunk")) }); err != nil {
+		t.Fatal(err)
+	}
+	_ = relayA.Flush()
+	req, _ := api.SnapshotSubject(model, a, 0)
+	if msg, err := router.Request(req, nil, 2*time.Second); err != nil || string(msg.Data) != "chunk" {
+		t.Fatalf("snapshot request got %v, %v", msg, err)
+	}
 }

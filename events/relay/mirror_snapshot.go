@@ -13,7 +13,8 @@ func (mr *mirror) snapshot(maxChunk int) (chunks [][]byte, blocks int) {
 	mr.mu.Lock()
 	defer mr.mu.Unlock()
 	mr.parity = !mr.parity
-	h := snapshot.Header{Epoch: mr.epoch, Seq: mr.seq, HasSeq: mr.hasSeq, Media: mr.media, LoRAs: mr.loras}
+	h := snapshot.Header{Epoch: mr.epoch, Seq: mr.seq, HasSeq: mr.hasSeq, Media: mr.media, LoRAs: mr.loras,
+		Total: uint32(len(mr.index))}
 	w := chunkWriter{max: maxChunk, h: &h}
 	w.start()
 	var stack []uint32
@@ -67,7 +68,7 @@ type chunkWriter struct {
 
 func (w *chunkWriter) start() {
 	w.h.Index = uint32(len(w.chunks))
-	w.cur = snapshot.AppendHeader(make([]byte, 0, min(w.max, 1<<16)), w.h, 0)
+	w.cur = snapshot.AppendHeader(make([]byte, 0, w.max), w.h, 0)
 	w.n = 0
 }
 

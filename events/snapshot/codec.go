@@ -29,6 +29,9 @@ type Header struct {
 	// Index numbers the chunks from 0; Last marks the final one.
 	Index uint32
 	Last  bool
+	// Total is how many blocks the whole snapshot holds, so a reader can
+	// size its tables once.
+	Total uint32
 	// Media names the storage tiers Block.Media's bits stand for (bit i:
 	// Media[i]); at most 8.
 	Media []string
@@ -66,8 +69,8 @@ const (
 	chunkHasSeq
 )
 
-// fixedHeader is magic, flags, epoch, seq, index, block count.
-const fixedHeader = 4 + 1 + 8 + 8 + 4 + 4
+// fixedHeader is magic, flags, epoch, seq, index, total, block count.
+const fixedHeader = 4 + 1 + 8 + 8 + 4 + 4 + 4
 
 // AppendHeader appends h's encoding, announcing n blocks, to dst.
 func AppendHeader(dst []byte, h *Header, n int) []byte {
@@ -83,6 +86,7 @@ func AppendHeader(dst []byte, h *Header, n int) []byte {
 	dst = binary.LittleEndian.AppendUint64(dst, h.Epoch)
 	dst = binary.LittleEndian.AppendUint64(dst, h.Seq)
 	dst = binary.LittleEndian.AppendUint32(dst, h.Index)
+	dst = binary.LittleEndian.AppendUint32(dst, h.Total)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
 	dst = append(dst, byte(len(h.Media)))
 	for _, m := range h.Media {
@@ -246,7 +250,7 @@ func (d *decoder) header(h *Header) error {
 	}
 	fl := d.u8()
 	h.Last, h.HasSeq = fl&chunkLast != 0, fl&chunkHasSeq != 0
-	h.Epoch, h.Seq, h.Index = d.u64(), d.u64(), d.u32()
+	h.Epoch, h.Seq, h.Index, h.Total = d.u64(), d.u64(), d.u32(), d.u32()
 	if fl&^(chunkLast|chunkHasSeq) != 0 {
 		d.fail("unknown chunk flags %#x", fl)
 	}

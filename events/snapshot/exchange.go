@@ -74,7 +74,7 @@ func Fetch(ctx context.Context, nc *nats.Conn, subject string, chunkTimeout time
 		if i == 0 {
 			first = c.Header
 		}
-		if c.Header.Index != i || c.Header.Epoch != first.Epoch || c.Header.Seq != first.Seq {
+		if c.Header.Index != i || c.Header.Epoch != first.Epoch || c.Header.Seq != first.Seq || c.Header.Total != first.Total {
 			return Header{}, fmt.Errorf("snapshot chunk %d: got index %d, epoch %d, seq %d; want epoch %d, seq %d: %w",
 				i, c.Header.Index, c.Header.Epoch, c.Header.Seq, first.Epoch, first.Seq, ErrMalformed)
 		}

@@ -14,13 +14,18 @@ func (s *IndexSink) Rebuilder(src Source) SourceRebuild {
 // indexRebuild keys snapshot blocks into an index.Rebuild as chunks arrive
 // (off the apply loop), then swaps it in.
 type indexRebuild struct {
-	sink  *IndexSink
-	src   Source
-	r     *index.Rebuild
-	media [8]uint8 // snapshot medium bit -> index medium bit, for the current chunk
+	sink     *IndexSink
+	src      Source
+	r        *index.Rebuild
+	media    [8]uint8 // snapshot medium bit -> index medium bit, for the current chunk
+	reserved bool
 }
 
 func (b *indexRebuild) AddChunk(c *snapshot.Chunk) {
+	if !b.reserved {
+		b.reserved = true
+		b.r.Reserve(int(min(c.Header.Total, maxReserve)))
+	}
 	for i, name := range c.Header.Media {
 		b.media[i] = 1 << index.ParseMedium(name)
 	}
@@ -48,3 +53,7 @@ func (b *indexRebuild) Commit() (int, error) {
 	}
 	return b.r.Held, nil
 }
+
+// maxReserve caps what a snapshot's announced size may make a rebuild
+// allocate up front (a forged size must not cost much memory).
+const maxReserve = 1 << 22
