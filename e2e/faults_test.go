@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -62,14 +63,31 @@ func TestFaults(t *testing.T) {
 		t.Skip("the fault matrix starts many processes")
 	}
 	t.Cleanup(func() { writeFaultTable(t) })
+	// The cases mostly wait (outages, expiry, process start-up), so more
+	// run at once than -parallel's CPU count would allow.
+	slots := make(chan struct{}, faultParallel())
+	var wg sync.WaitGroup
 	for _, c := range faultCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			f := &faultRun{t: t, row: faultRow{fault: c.name, detection: -1, convergence: -1}}
-			t.Cleanup(f.record)
-			c.run(t, f)
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			t.Run(c.name, func(t *testing.T) {
+				f := &faultRun{t: t, row: faultRow{fault: c.name, detection: -1, convergence: -1}}
+				t.Cleanup(f.record)
+				c.run(t, f)
+			})
 		})
 	}
+	wg.Wait()
+}
+
+// faultParallel is how many cases run at once: $WARMROUTE_FAULTS_PARALLEL,
+// default 4.
+func faultParallel() int {
+	if n, err := strconv.Atoi(os.Getenv("WARMROUTE_FAULTS_PARALLEL")); err == nil && n > 0 {
+		return n
+	}
+	return 4
 }
 
 // faultRun measures one case.
@@ -166,21 +184,6 @@ func (f *faultRun) settle(when string, check func() string) {
 	})
 }
 
-// missing skips a case whose intended behaviour needs a feature the
-// router does not have yet, naming it; the case runs as written once the
-// feature's flag below is set.
-func (f *faultRun) missing(feature string, have bool) {
-	f.t.Helper()
-	if !have {
-		f.row.note = "needs " + feature
-		f.t.Skip("needs " + feature + " (not built)")
-	}
-}
-
-// heartbeatGapSync says whether the router syncs an endpoint whose relay's
-// heartbeat names a later sequence than the router applied: the only sign
-// of a lost last batch, which no later batch reveals.
-const heartbeatGapSync = false
 
 // counter reads the sum of a router (or relay) metric at url.
 func counter(t *testing.T, url, name string, labels map[string]string) float64 {

@@ -2,8 +2,12 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/warmroute/warmroute/api"
 )
@@ -19,11 +23,9 @@ func init() {
 
 // lastBatchDropped loses the engine's last batch between relay and router
 // (nothing follows it, so no later sequence number shows the gap). The
-// relay's heartbeats carry its last sequence: the router must see it is
-// behind and sync.
+// relay's heartbeats carry its last sequence: the router sees it is behind
+// on two heartbeats in a row and syncs from the relay's mirror.
 func lastBatchDropped(t *testing.T, f *faultRun) {
-	f.missing("a snapshot sync when a heartbeat's sequence is ahead of what the router applied "+
-		"(the only sign of a lost last batch)", heartbeatGapSync)
 	s := newPyStack(t, pyOptions{engines: 1, proxy: true})
 	e := s.engines[0]
 	s.join(t, e, e.Addr)
@@ -33,13 +35,28 @@ func lastBatchDropped(t *testing.T, f *faultRun) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	beats := tapHeartbeats(t, "nats://"+s.router.NATSAddr, e.Addr)
 	s.proxy.DropNext(subject, 1)
-	at := time.Now()
-	s.do(t, e, "store a 2")
-	f.converged(at, "after the last batch was lost", s.divergence(t, e.Addr, e))
+	lostAt := time.Now()
+	answer, err := e.Do("store a 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost uint64
+	if _, err := fmt.Sscanf(answer, "ok %d", &lost); err != nil {
+		t.Fatalf("engine answered %q: %v", answer, err)
+	}
+	// The loss is detectable from the first heartbeat naming the lost
+	// batch's sequence: the fault's clearing point for the router.
+	visible := beats.first(t, func(h api.Heartbeat) bool { return h.Seq != nil && *h.Seq >= lost })
+	f.row.detection = visible.Sub(lostAt)
+	f.row.note = "detection: the first heartbeat naming the lost sequence; the router syncs on the second"
+	f.converged(visible, "after the last batch was lost", s.divergence(t, e.Addr, e))
 	if s.proxy.Dropped() != 1 {
 		t.Fatalf("the proxy dropped %d batches, want 1", s.proxy.Dropped())
 	}
+	wantCounter(t, s.metrics(), "warmroute_events_subscriber_syncs_total",
+		map[string]string{"reason": "gap", "result": "ok"}, 0, 1)
 }
 
 // seqRestartAfterResync: the relay restarts (and republishes the engine's
@@ -112,5 +129,62 @@ func twoDPRanks(t *testing.T, f *faultRun) {
 	wantCounter(t, "http://"+s.relays[1].AdminAddr+"/metrics", "warmroute_events_relay_dp_rank_mismatch_total", nil, 0, 1)
 	if v := counter(t, s.metrics(), "warmroute_events_subscriber_resets_total", map[string]string{"reason": "relay_change"}); v != relayChanges {
 		t.Errorf("resets{relay_change} moved by %v: the two ranks' relays thrash", v-relayChanges)
+	}
+}
+
+// heartbeatTap records when each heartbeat of one endpoint reached NATS
+// subscribers.
+type heartbeatTap struct {
+	ch chan tappedBeat
+}
+
+type tappedBeat struct {
+	at time.Time
+	h  api.Heartbeat
+}
+
+func tapHeartbeats(t *testing.T, url, endpoint string) *heartbeatTap {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	subj, err := api.HeartbeatSubject(model, endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tap := &heartbeatTap{ch: make(chan tappedBeat, 1024)}
+	if _, err := nc.Subscribe(subj, func(m *nats.Msg) {
+		b := tappedBeat{at: time.Now()}
+		if json.Unmarshal(m.Data, &b.h) == nil {
+			select {
+			case tap.ch <- b:
+			default:
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return tap
+}
+
+// first returns when the first heartbeat satisfying ok arrived.
+func (tap *heartbeatTap) first(t *testing.T, ok func(api.Heartbeat) bool) time.Time {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case b := <-tap.ch:
+			if ok(b.h) {
+				return b.at
+			}
+		case <-deadline:
+			t.Fatal("no matching heartbeat within 30s")
+			return time.Time{}
+		}
 	}
 }
