@@ -184,7 +184,6 @@ func (f *faultRun) settle(when string, check func() string) {
 	})
 }
 
-
 // counter reads the sum of a router (or relay) metric at url.
 func counter(t *testing.T, url, name string, labels map[string]string) float64 {
 	t.Helper()
