@@ -75,7 +75,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		load: &loadCollector{}, endpoints: &endpointsCollector{},
 		excluded: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "warmroute", Subsystem: "scorer", Name: "excluded_endpoints_total",
-			Help: "Candidates left out of a decision because their engine is known down, by reason (disconnected, expired).",
+			Help: "Candidates left out of a decision because their engine is known down, by reason (disconnected, expired, syncing).",
 		}, []string{"reason"}),
 		stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "warmroute", Subsystem: "scorer", Name: "stage_duration_seconds",

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/warmroute/warmroute/events/snapshot"
 	"github.com/warmroute/warmroute/events/wire"
@@ -40,6 +41,7 @@ type mirror struct {
 	loras     []string          // mblock.lora indexes it; loras[0] is ""
 	loraIdx   map[string]uint16
 	epoch     uint64
+	epochNow  atomic.Uint64 // epoch, readable without the lock a snapshot holds
 	seq       uint64
 	hasSeq    bool
 	parity    bool // flagEmitted's meaning for the next snapshot walk
@@ -91,8 +93,14 @@ const (
 func newMirror(maxBlocks int, m *Metrics) *mirror {
 	mr := &mirror{maxBlocks: maxBlocks, metrics: m}
 	mr.clear()
-	mr.epoch = newEpoch()
+	mr.setEpoch()
 	return mr
+}
+
+func (mr *mirror) setEpoch() uint64 {
+	mr.epoch = newEpoch()
+	mr.epochNow.Store(mr.epoch)
+	return mr.epoch
 }
 
 // newEpoch is random, non-zero and below 2^53 so it survives JSON readers
@@ -112,12 +120,9 @@ func (mr *mirror) clear() {
 	mr.metrics.mirrorBlocks.Set(0)
 }
 
-// Epoch returns the current epoch.
-func (mr *mirror) Epoch() uint64 {
-	mr.mu.Lock()
-	defer mr.mu.Unlock()
-	return mr.epoch
-}
+// Epoch returns the current epoch without waiting for a snapshot in
+// progress.
+func (mr *mirror) Epoch() uint64 { return mr.epochNow.Load() }
 
 // reset forgets everything and starts a new epoch: the relay told routers
 // the endpoint's state is unknown.
@@ -126,8 +131,7 @@ func (mr *mirror) reset() uint64 {
 	defer mr.mu.Unlock()
 	mr.clear()
 	mr.hasSeq = false
-	mr.epoch = newEpoch()
-	return mr.epoch
+	return mr.setEpoch()
 }
 
 // apply applies the batch forwarded as seq; b is nil when its payload did
@@ -138,8 +142,7 @@ func (mr *mirror) apply(seq uint64, b *wire.Batch) uint64 {
 	mr.seq, mr.hasSeq = seq, true
 	if b == nil {
 		mr.clear()
-		mr.epoch = newEpoch()
-		return mr.epoch
+		return mr.setEpoch()
 	}
 	for i := range b.Events {
 		ev := &b.Events[i]

@@ -1,7 +1,9 @@
 package relay_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/subscriber"
@@ -219,5 +222,133 @@ func TestNATSOutageLongerThanExpiryKeepsBlocks(t *testing.T) {
 	}
 	if got := r.syncs(t, "expired") + r.syncs(t, "reconnect"); got < 1 {
 		t.Fatalf("syncs{expired|reconnect,ok} = %v, want at least 1", got)
+	}
+}
+
+// TestRelayEpochFollowsTheEngine: batches and heartbeats carry the
+// mirror's epoch; an engine restart (its sequence starting over) starts a
+// new one, named by the reset and everything after it.
+func TestRelayEpochFollowsTheEngine(t *testing.T) {
+	nc := eventstest.Connect(t)
+	evSubj, _ := api.EventSubject(testModel, resyncEndpoint)
+	hbSubj, _ := api.HeartbeatSubject(testModel, resyncEndpoint)
+	events, err := nc.SubscribeSync(evSubj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beats, err := nc.SubscribeSync(hbSubj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := startFakeEngine(t, 10000)
+	cfg := relayConfig(e)
+	cfg.ReplayEndpoint = "" // a restart then resets at once, without a replay
+	runRelay(t, nc, cfg)
+	var first *nats.Msg
+	testwait.Until(t, 20*time.Second, func() string {
+		e.publish(1, true)
+		if m, err := events.NextMsg(100 * time.Millisecond); err == nil {
+			first = m
+			return ""
+		}
+		return "no batch from the relay yet"
+	})
+	e1 := first.Header.Get(api.EventEpochHeader)
+	if e1 == "" || e1 == "0" {
+		t.Fatalf("batch epoch header %q", e1)
+	}
+	heartbeatEpoch := func() string {
+		t.Helper()
+		m, err := beats.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h api.Heartbeat
+		if err := json.Unmarshal(m.Data, &h); err != nil {
+			t.Fatal(err)
+		}
+		return strconv.FormatUint(h.Epoch, 10)
+	}
+	if got := heartbeatEpoch(); got != e1 {
+		t.Fatalf("heartbeat epoch %s, batch epoch %s", got, e1)
+	}
+	e.restart()
+	e.publish(1, true)
+	var reset *nats.Msg
+	testwait.Until(t, 20*time.Second, func() string {
+		m, err := events.NextMsg(100 * time.Millisecond)
+		if err == nil && m.Header.Get(api.EventKindHeader) == api.EventKindReset {
+			reset = m
+			return ""
+		}
+		return "no reset after the engine restarted"
+	})
+	e2 := reset.Header.Get(api.EventEpochHeader)
+	if e2 == e1 || e2 == "" {
+		t.Fatalf("reset epoch %q, before %q: want a new one", e2, e1)
+	}
+	testwait.Until(t, 10*time.Second, func() string {
+		if got := heartbeatEpoch(); got != e2 {
+			return fmt.Sprintf("heartbeat epoch %s, want %s", got, e2)
+		}
+		return ""
+	})
+}
+
+// TestRelayOverflowDuringOutageKeepsBlocks: NATS goes away for less than
+// the expiry but long enough for the relay's buffer to overflow; the relay
+// then publishes an overflow reset, which without a mirror would clear the
+// endpoint and leave a broken chain. The router syncs instead (the mirror
+// took every batch) and holds the whole chain.
+func TestRelayOverflowDuringOutageKeepsBlocks(t *testing.T) {
+	ns, err := bus.StartEmbeddedWith(bus.EmbeddedOptions{Host: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := ns.ClientURL()
+	var port int
+	if _, err := fmt.Sscanf(url, "nats://127.0.0.1:%d", &port); err != nil {
+		t.Fatalf("parsing %s: %v", url, err)
+	}
+	connect := func() *nats.Conn {
+		nc, err := bus.ConnectOptions{URL: url}.Connect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	e := startFakeEngine(t, 10000)
+	e.payload = chainPayload
+	cfg := relayConfig(e)
+	cfg.BufferSize, cfg.HeartbeatInterval = 2, 2*time.Second // expiry after 6 s: longer than the outage
+	rel := runRelay(t, connect(), cfg)
+	r := startRouter(t, connect())
+	testwait.Until(t, 20*time.Second, func() string {
+		e.publish(1, true)
+		if r.chainRun(1) == 0 {
+			return "router has not seen the chain's start"
+		}
+		return ""
+	})
+	ns.Close()
+	publishLive(t, e, 10) // the relay's buffer keeps 2 of them
+	e.mu.Lock()
+	n := int(e.next)
+	e.mu.Unlock()
+	testwait.Until(t, 20*time.Second, func() string {
+		if eventstest.PlainCounter(t, rel.reg, "warmroute_events_relay_buffer_dropped_total") == 0 {
+			return "the relay's buffer has not overflowed"
+		}
+		return ""
+	})
+	ns2, err := bus.StartEmbeddedWith(bus.EmbeddedOptions{Host: "127.0.0.1", Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns2.Close)
+	r.waitChain(t, n, "after the overflow reset")
+	if got := r.syncs(t, "overflow") + r.syncs(t, "reconnect"); got < 1 {
+		t.Fatalf("syncs{overflow|reconnect,ok} = %v, want at least 1", got)
 	}
 }

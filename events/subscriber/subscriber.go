@@ -78,6 +78,7 @@ type Subscriber struct {
 	syncCtx     context.Context
 	syncDone    chan syncResult
 	reconnected chan struct{}
+	syncSeq     uint64 // apply loop only
 }
 
 // inbound is one NATS message handed from the handler to the apply loop.

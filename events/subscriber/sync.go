@@ -84,9 +84,10 @@ func (s *Subscriber) requestSync(src Source, st *streamState, reason string, exc
 	if s.replacer == nil || st.syncing {
 		return
 	}
+	s.syncSeq++ // subscriber-wide, so a late answer never matches a later stream's sync
 	s.mu.Lock()
 	st.syncing, st.syncExcludes, st.syncAttempted = true, exclude, true
-	st.syncGen++
+	st.syncGen = s.syncSeq
 	s.refreshDown()
 	s.mu.Unlock()
 	gen := st.syncGen
