@@ -37,7 +37,7 @@ import zmq
 # vLLM's wire structs, as the relay's interop test defines them.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "..", "events", "relay", "testdata", "interop"))
-from vllm_publisher import END_SEQ, BlockStored, EventBatch  # noqa: E402
+from vllm_publisher import BlockStored, EventBatch, Publisher  # noqa: E402
 
 
 class BlockRemoved(msgspec.Struct, omit_defaults=True, gc=False, tag=True):
@@ -124,16 +124,11 @@ class Engine:
             return self.truth()
         return f"error unknown command {op!r}"
 
-    def serve_replay(self):
-        frames = self.router.recv_multipart()
-        if len(frames) != 3:
-            return
-        client, _, start = frames
-        start = int.from_bytes(start, "big")
-        for seq, payload in self.buffer:
-            if seq >= start:
-                self.router.send_multipart((client, b"", self.topic, seq.to_bytes(8, "big"), payload))
-        self.router.send_multipart((client, b"", self.topic, END_SEQ, b""))
+    # The replay socket answers as the interop publisher's does (the
+    # topic-framed layout of current vLLM).
+    new_layout = True
+    serve_replay = Publisher.serve_replay
+    reply = Publisher.reply
 
 
 class Health(BaseHTTPRequestHandler):
