@@ -15,7 +15,7 @@ REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS       := -X github.com/warmroute/warmroute/buildinfo.version=$(VERSION) \
                  -X github.com/warmroute/warmroute/buildinfo.revision=$(REVISION)
 
-.PHONY: all build test vet demo loadtest bench envoy chart-test compare compare-stack profile e2e-vllm
+.PHONY: all build test vet demo loadtest bench envoy chart-test compare compare-stack profile e2e-vllm faults
 
 all: test
 
@@ -69,6 +69,16 @@ compare:
 ## STACK_ARGS=-quick for a short run).
 compare-stack: envoy
 	go run ./e2e/compare $(STACK_ARGS)
+
+## faults: the fault matrix alone (it also runs in `make test`): one FAULT line
+## per fault, then the table of detection time, convergence time and failed
+## requests (faults/table.md; the whole test output in faults/test.log).
+FAULTS_DIR ?= faults
+faults: envoy
+	mkdir -p $(FAULTS_DIR)
+	WARMROUTE_FAULTS_TABLE=$(CURDIR)/$(FAULTS_DIR)/table.md go test ./e2e -run '^TestFaults$$' -count=1 -v \
+		> $(FAULTS_DIR)/test.log 2>&1; status=$$?; \
+		grep -E 'FAULT |--- (FAIL|SKIP)' $(FAULTS_DIR)/test.log; cat $(FAULTS_DIR)/table.md; exit $$status
 
 ## bench: every Go benchmark, briefly (BENCHTIME=1s for steadier numbers).
 bench:

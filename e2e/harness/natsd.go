@@ -35,6 +35,7 @@ type NATS struct {
 	// the server runs with; "" for none.
 	ConfigFile  string
 	bin, logDir string
+	name        string // log name; "" is "nats"
 	*Process
 }
 
@@ -66,7 +67,11 @@ func (n *NATS) Restart(ctx context.Context) error {
 	if n.ConfigFile != "" {
 		args = append(args, "-config", n.ConfigFile)
 	}
-	p, err := Start("nats", n.logDir, n.bin, args...)
+	name := n.name
+	if name == "" {
+		name = "nats"
+	}
+	p, err := Start(name, n.logDir, n.bin, args...)
 	if err != nil {
 		return err
 	}

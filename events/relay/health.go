@@ -33,6 +33,7 @@ type engineState struct {
 	everUp  bool        // the engine has been seen (a connection or a healthy probe)
 	recheck bool        // the socket was closed on purpose, to check the engine again
 	started time.Time   // when the relay started, for the start-up grace
+	shown   bool        // the connected flag last exported
 	sock    zmq4.Socket // the open events socket, closed to force a recheck
 }
 
@@ -106,8 +107,18 @@ func (r *Relay) holdSocket(s zmq4.Socket) {
 
 // exportConnected sets the connected gauge; r.engine.mu must be held. It
 // agrees with engineReport: an engine is connected while proven and healthy.
+// A change is heartbeated at once rather than at the next tick, so routers
+// learn of a dead engine within the time the relay takes to notice it.
 func (r *Relay) exportConnected() {
-	r.metrics.engineUp.Set(b2f(r.engine.sockUp && r.engine.healthy))
+	up := r.engine.sockUp && r.engine.healthy
+	r.metrics.engineUp.Set(b2f(up))
+	if up != r.engine.shown {
+		r.engine.shown = up
+		select {
+		case r.beatNow <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func b2f(b bool) float64 {

@@ -110,3 +110,19 @@ func unusedAddr(t *testing.T) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// TestEngineLossIsHeartbeatedAtOnce: a change of what heartbeats say of the
+// engine goes out at once, not at the next tick, so routers learn of a dead
+// engine as soon as the relay does. With an hour between ticks only the
+// first heartbeat is periodic; the others are the changes.
+func TestEngineLossIsHeartbeatedAtOnce(t *testing.T) {
+	nc := eventstest.Connect(t)
+	tap := tapRelay(t, nc, testModel, resyncEndpoint)
+	e := startFakeEngine(t, 100)
+	cfg := relayConfig(e)
+	cfg.HeartbeatInterval = time.Hour
+	runRelay(t, nc, cfg)
+	nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return h.EngineConnected })
+	_ = e.pub.Close() // the engine goes away
+	nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return !h.EngineConnected && !h.EngineUnknown })
+}

@@ -24,11 +24,28 @@ func (r *Relay) heartbeatLoop(ctx context.Context) {
 		if scraper != nil {
 			r.scrape(ctx, scraper)
 		}
+		select {
+		case <-r.beatNow: // this heartbeat carries the change
+		default:
+		}
 		r.sendHeartbeat(false)
+		if !r.waitBeat(ctx, t.C) {
+			return
+		}
+	}
+}
+
+// waitBeat waits for the next tick, sending a heartbeat at once whenever the
+// engine's state changes meanwhile; false when ctx ends.
+func (r *Relay) waitBeat(ctx context.Context, tick <-chan time.Time) bool {
+	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-t.C:
+			return false
+		case <-tick:
+			return true
+		case <-r.beatNow:
+			r.sendHeartbeat(false)
 		}
 	}
 }

@@ -150,6 +150,10 @@ type Relay struct {
 	lastSeq atomic.Uint64
 	haveSeq atomic.Bool
 	engine  engineState
+	// beatNow asks the heartbeat loop for a heartbeat at once, when what
+	// heartbeats say of the engine changed (buffered 1: a pending ask is
+	// enough).
+	beatNow chan struct{}
 	loadMu  sync.Mutex
 	load    *api.EngineLoad
 }
@@ -173,7 +177,7 @@ func New(cfg Config, nc *nats.Conn, m *Metrics, log *slog.Logger) (*Relay, error
 	subj, _ := api.EventSubject(cfg.Model, cfg.Endpoint) // model checked by Validate
 	hb, _ := api.HeartbeatSubject(cfg.Model, cfg.Endpoint)
 	r := &Relay{cfg: cfg, nc: nc, log: log.With("endpoint", cfg.Endpoint, "dp_rank", cfg.DPRank),
-		metrics: m, subject: subj, hbSubj: hb}
+		metrics: m, subject: subj, hbSubj: hb, beatNow: make(chan struct{}, 1)}
 	r.setRank(cfg.DPRank)
 	r.engine.healthy = cfg.HealthURL == "" // without a probe, sockets alone decide
 	r.engine.started = time.Now()

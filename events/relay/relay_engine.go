@@ -166,6 +166,9 @@ func (r *Relay) forward(st *seqTracker, b *wire.Batch, seq uint64, payload []byt
 // reset queues an endpoint reset; the stream resumes at seq.
 func (r *Relay) reset(st *seqTracker, reason api.ResetReason, seq uint64) {
 	*st = seqTracker{}
+	// Heartbeats name no last sequence until the new stream forwards one:
+	// the old stream's last would read as a batch routers never got.
+	r.haveSeq.Store(false)
 	if r.mirror != nil {
 		r.mirror.reset()
 	}

@@ -72,6 +72,14 @@ func (r *Relay) resync(ctx context.Context, st *seqTracker, b *wire.Batch, reaso
 			r.reset(st, reason, 0)
 		}
 		st.expectFirst()
+	case resyncFailed:
+		if reason != "" {
+			// The engine behind the socket is not proven to be the one
+			// followed and its buffer is out of reach (a killed engine
+			// behind a listening relay): what routers hold is unproven. The
+			// stream stays unstarted, so the next connection resyncs.
+			r.reset(st, reason, 0)
+		}
 	case resyncComplete, resyncPartial:
 		// Everything up to last was forwarded or announced lost, so any
 		// live batch up to it is a duplicate, even one older than first.

@@ -68,4 +68,8 @@ type streamState struct {
 	syncGen                     uint64
 	syncBuffer                  []inbound
 	syncOverflow                bool
+	// aheadSeq is the sequence the previous heartbeat named when it was
+	// ahead of what the Source applied (hbgap.go); ahead says it was.
+	aheadSeq uint64
+	ahead    bool
 }

@@ -54,8 +54,29 @@ func (s *Subscriber) refreshDown() {
 			next[src.Endpoint] = DownSyncing
 		}
 	}
-	s.down.Store(&next)
+	prev := s.down.Swap(&next)
 	s.syncingEPs.Store(&syncing)
+	s.logDownChanges(prev, next)
+}
+
+// logDownChanges logs each endpoint that went down or came back, one line
+// per change, so an operator (and the fault tests) see when the router
+// stopped and resumed routing to it.
+func (s *Subscriber) logDownChanges(prev *map[string]string, next map[string]string) {
+	var was map[string]string
+	if prev != nil {
+		was = *prev
+	}
+	for ep, reason := range next {
+		if old, ok := was[ep]; !ok || old != reason {
+			s.log.Info("endpoint down", "endpoint", ep, "reason", reason)
+		}
+	}
+	for ep := range was {
+		if _, ok := next[ep]; !ok {
+			s.log.Info("endpoint live again", "endpoint", ep)
+		}
+	}
 }
 
 // Syncing reports whether a relay's snapshot of endpoint is being fetched

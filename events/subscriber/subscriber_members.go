@@ -43,6 +43,7 @@ func (s *Subscriber) handleHeartbeat(in inbound) {
 		return
 	}
 	s.syncOnHeartbeat(src, st, h.Epoch, expired)
+	s.checkHeartbeatSeq(src, st, h)
 	if !wasUp && s.members != nil {
 		s.members.SourceUp(src, h)
 	}
