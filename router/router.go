@@ -102,7 +102,7 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 		return nil, err
 	}
 	if tlsCfg != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+		opts = append(opts, grpc.Creds(extproc.CountHandshakeFailures(credentials.NewTLS(tlsCfg), procMetrics, log)))
 	}
 	r.grpc = grpc.NewServer(opts...)
 	r.setServing(false) // known but NOT_SERVING until the index is ready
