@@ -27,10 +27,14 @@ func newBodyBudget(limit int64, gauge prometheus.Gauge) *bodyBudget {
 
 // acquire reserves n bytes, or reports false (reserving nothing) when that
 // would exceed the limit.
-func (b *bodyBudget) acquire(n int64) bool {
+func (b *bodyBudget) acquire(n int64) bool { return b.acquireOver(n, 0) }
+
+// acquireOver is acquire allowing the total to exceed the limit by up to
+// slack bytes.
+func (b *bodyBudget) acquireOver(n, slack int64) bool {
 	for {
 		u := b.used.Load()
-		if u+n > b.limit {
+		if u+n > b.limit+slack {
 			return false
 		}
 		if b.used.CompareAndSwap(u, u+n) {

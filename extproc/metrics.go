@@ -62,6 +62,8 @@ type Metrics struct {
 	promptTokens, cachedTokens prometheus.Counter
 	// usage is indexed by whether cached_tokens was known: [0] unknown, [1] known.
 	usage [2]prometheus.Counter
+	// handshakeFailures counts refused TLS handshakes by reason (tlscount.go).
+	handshakeFailures *prometheus.CounterVec
 }
 
 // NewMetrics creates the server's collectors and registers them on reg; a nil
@@ -91,10 +93,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		m.requests[o] = requests.WithLabelValues(o.String())
 	}
 	usage := m.addUsage()
+	m.handshakeFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "warmroute", Subsystem: "extproc", Name: "tls_handshake_failures_total",
+		Help: "TLS handshakes the ext_proc listener refused, by reason (no_client_cert, unknown_ca, protocol, other).",
+	}, []string{"reason"})
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{requests, m.decisionDuration, m.streamsActive, m.bufferedBytes, m.promptTokens, m.cachedTokens, usage} {
+	for _, c := range []prometheus.Collector{requests, m.decisionDuration, m.streamsActive, m.bufferedBytes, m.promptTokens, m.cachedTokens, usage, m.handshakeFailures} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering extproc metrics: %w", err)
 		}

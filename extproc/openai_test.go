@@ -42,6 +42,10 @@ var parseCases = []parseCase{
 		`{"model":"c","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"}]}`,
 		scorer.Request{Kind: scorer.KindChat, Model: "c", Messages: []scorer.Message{
 			{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}}},
+	{"chat cache salt", "/v1/chat/completions",
+		`{"model":"c","messages":[{"role":"user","content":"hi"}],"cache_salt":"tenant-7"}`,
+		scorer.Request{Kind: scorer.KindChat, Model: "c", CacheSalt: "tenant-7", Messages: []scorer.Message{
+			{Role: "user", Content: "hi"}}}},
 	{"chat content parts", "/v1/chat/completions",
 		`{"model":"c","messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"b"}]}]}`,
 		scorer.Request{Kind: scorer.KindChat, Model: "c", Messages: []scorer.Message{{Role: "user", Content: "a\nb"}}}},

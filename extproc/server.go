@@ -229,6 +229,11 @@ func New(p Picker, opts Options, m *Metrics, log *slog.Logger) (*Server, error) 
 type received struct {
 	req *extprocv3.ProcessingRequest
 	err error
+	// held is what reserveReadAhead reserved for req, released when the
+	// stream takes req over; refused is set instead when the budget could
+	// not take it.
+	held    int64
+	refused error
 }
 
 // Process serves one ext_proc stream, that is one HTTP request and its
@@ -245,18 +250,24 @@ func (s *Server) Process(srv extprocv3.ExternalProcessor_ProcessServer) error {
 
 	done := make(chan struct{})
 	defer close(done)
-	msgs := make(chan received, 1)
-	go receive(srv, msgs, done)
+	msgs := make(chan received) // unbuffered: one message read ahead at most
+	go s.receive(srv, msgs, done)
 	for {
 		select {
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
 		case m := <-msgs:
+			if m.held > 0 {
+				s.budget.release(m.held) // the stream reserves what it keeps
+			}
 			if errors.Is(m.err, io.EOF) {
 				return nil
 			}
 			if m.err != nil {
 				return m.err
+			}
+			if m.refused != nil {
+				return st.refuse(srv, m.refused)
 			}
 			if finished, err := st.step(srv, m.req); finished || err != nil {
 				return err
@@ -268,12 +279,17 @@ func (s *Server) Process(srv extprocv3.ExternalProcessor_ProcessServer) error {
 // receive feeds out until Recv fails. gRPC makes Recv fail once Process has
 // returned (the stream's context is cancelled), and done keeps the send from
 // blocking after that, so the goroutine always ends with its stream.
-func receive(srv extprocv3.ExternalProcessor_ProcessServer, out chan<- received, done <-chan struct{}) {
+func (s *Server) receive(srv extprocv3.ExternalProcessor_ProcessServer, out chan<- received, done <-chan struct{}) {
 	for {
 		req, err := srv.Recv()
+		m := received{req: req, err: err}
+		s.reserveReadAhead(&m)
 		select {
-		case out <- received{req, err}:
+		case out <- m:
 		case <-done:
+			if m.held > 0 {
+				s.budget.release(m.held)
+			}
 			return
 		}
 		if err != nil {

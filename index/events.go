@@ -23,6 +23,10 @@ type Stored struct {
 	// computed under (the salt only matters when HasParent is false).
 	Identity Identity
 	Medium   Medium
+	// Extra has, per block (aligned with Hashes and the token blocks), a
+	// non-zero digest of what else the engine hashed into the block (media,
+	// prompt embeddings); nil when nothing. See AppendChainExtra.
+	Extra []uint64
 }
 
 // StoreResult says how much of a Stored event could be applied.
@@ -96,7 +100,7 @@ func (ix *Index) storeLocked(hd *holder, ev Stored) (StoreResult, pending, error
 	}
 	kp := ix.scratch.Get().(*[]Key)
 	defer ix.scratch.Put(kp)
-	keys, err := AppendChain((*kp)[:0], parent, ix.opts.BlockSize, ev.Tokens)
+	keys, err := AppendChainExtra((*kp)[:0], parent, ix.opts.BlockSize, ev.Tokens, ev.Extra)
 	*kp = keys
 	if err != nil {
 		return res, nil, fmt.Errorf("storing blocks for %q: %w", ev.Endpoint, err)

@@ -276,7 +276,8 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 func TestParseMedium(t *testing.T) {
-	tests := map[string]Medium{"": MediumGPU, "GPU": MediumGPU, "cpu": MediumCPU, "STORAGE": MediumStorage, "lmcache-remote": MediumOther}
+	tests := map[string]Medium{"": MediumGPU, "GPU": MediumGPU, "cpu": MediumCPU, "STORAGE": MediumStorage, "lmcache-remote": MediumOther,
+		"CPU_PINNED": MediumCPU, "DISK": MediumStorage, "EXTERNAL": MediumStorage}
 	for in, want := range tests {
 		t.Run(in, func(t *testing.T) {
 			if got := ParseMedium(in); got != want {

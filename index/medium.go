@@ -18,13 +18,15 @@ const (
 
 // ParseMedium maps an event's medium string to a Medium. vLLM leaves the
 // medium unset for its own GPU cache, so the empty string means GPU.
+// SGLang names its tiers GPU, CPU_PINNED (host memory), DISK and EXTERNAL
+// (a shared remote pool, read back like storage).
 func ParseMedium(s string) Medium {
 	switch strings.ToUpper(s) {
 	case "", "GPU", "CUDA", "HBM":
 		return MediumGPU
-	case "CPU", "CPU_TIER", "DRAM":
+	case "CPU", "CPU_TIER", "CPU_PINNED", "DRAM":
 		return MediumCPU
-	case "STORAGE", "DISK", "SSD", "NVME":
+	case "STORAGE", "DISK", "SSD", "NVME", "EXTERNAL":
 		return MediumStorage
 	}
 	return MediumOther

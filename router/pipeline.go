@@ -64,6 +64,7 @@ func newPipeline(cfg Config, reg prometheus.Registerer, hooks pipelineHooks) (*p
 	s := scorer.New(pools, load, scorer.Options{
 		Fallbacks: cfg.Fallbacks, Index: ix, Tokens: tokens, Scoring: cfg.Scoring,
 		TTL: hooks.ttl, EngineLoad: hooks.engine, Liveness: hooks.liveness, Metrics: metrics, Predictions: hooks.predictions,
+		LearnMaxModelLen: true,
 	})
 	return &pipeline{index: ix, pools: pools, load: load, scorer: s}, nil
 }

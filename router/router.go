@@ -94,13 +94,15 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 		return nil, fmt.Errorf("creating ext_proc server: %w", err)
 	}
 	maxMsg := cfg.Proxy.MaxGRPCMessageBytes()
-	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg)}
+	streamWin, connWin := cfg.Proxy.GRPCWindows() // bound what gRPC reads ahead (extproc/readahead.go)
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
+		grpc.InitialWindowSize(streamWin), grpc.InitialConnWindowSize(connWin)}
 	tlsCfg, err := serverTLS(cfg.TLS)
 	if err != nil {
 		return nil, err
 	}
 	if tlsCfg != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+		opts = append(opts, grpc.Creds(extproc.CountHandshakeFailures(credentials.NewTLS(tlsCfg), procMetrics, log)))
 	}
 	r.grpc = grpc.NewServer(opts...)
 	r.setServing(false) // known but NOT_SERVING until the index is ready

@@ -4,15 +4,18 @@ import (
 	"context"
 	"crypto/tls"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/internal/testpki"
+	"github.com/warmroute/warmroute/internal/testwait"
 	"github.com/warmroute/warmroute/scorer"
 )
 
@@ -94,12 +97,19 @@ func TestRouterMutualTLS(t *testing.T) {
 		t.Cleanup(func() { conn.Close() })
 		return conn
 	}
+	plain, err := grpc.NewClient(a.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
 	for _, tc := range []struct {
-		name string
-		conn *grpc.ClientConn
+		name   string
+		conn   *grpc.ClientConn
+		reason string // of warmroute_extproc_tls_handshake_failures_total
 	}{
-		{"no client certificate", dial()},
-		{"certificate of another CA", dial(other.Client("envoy").TLSCertificate(t))},
+		{"no client certificate", dial(), "no_client_cert"},
+		{"certificate of another CA", dial(other.Client("envoy").TLSCertificate(t)), "unknown_ca"},
+		{"no TLS at all", plain, "protocol"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -107,6 +117,11 @@ func TestRouterMutualTLS(t *testing.T) {
 			if _, err := healthpb.NewHealthClient(tc.conn).Check(ctx, &healthpb.HealthCheckRequest{}); err == nil {
 				t.Error("client was served without a certificate of the client CA")
 			}
+			series := `warmroute_extproc_tls_handshake_failures_total{reason="` + tc.reason + `"}`
+			testwait.Until(t, 10*time.Second, testwait.That(series+" counted", func() bool {
+				_, body := httpGet(t, "http://"+a.admin+"/metrics")
+				return strings.Contains(body, series+" ")
+			}))
 		})
 	}
 	good := dial(ca.Client("envoy").TLSCertificate(t))

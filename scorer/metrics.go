@@ -58,12 +58,14 @@ const (
 // *Metrics records nothing, so tests and tools can run a Scorer without a
 // registry. Safe for concurrent use.
 type Metrics struct {
-	stage          *prometheus.HistogramVec
-	decisions      *prometheus.CounterVec
-	tokenizeErrors *prometheus.CounterVec
-	excluded       *prometheus.CounterVec
-	load           *loadCollector
-	endpoints      *endpointsCollector
+	stage           *prometheus.HistogramVec
+	decisions       *prometheus.CounterVec
+	tokenizeErrors  *prometheus.CounterVec
+	excluded        *prometheus.CounterVec
+	load            *loadCollector
+	endpoints       *endpointsCollector
+	modelLenFetches *prometheus.CounterVec
+	modelLen        *prometheus.GaugeVec
 }
 
 // NewMetrics creates the pipeline's collectors and registers them on reg; a
@@ -91,10 +93,18 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Requests routed on load alone because their prompt could not be turned into block keys.",
 		}, []string{"reason"}),
 	}
+	m.modelLenFetches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "warmroute", Subsystem: "scorer", Name: "max_model_len_fetches_total",
+		Help: "Requests to an engine's /v1/models for the max_model_len of a pool that does not configure it, by result (ok, missing, error).",
+	}, []string{"result"})
+	m.modelLen = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: "warmroute", Subsystem: "scorer", Name: "learned_max_model_len",
+		Help: "The max_model_len a pool without a configured one learned from its engines.",
+	}, []string{"pool"})
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.stage, m.decisions, m.tokenizeErrors, m.excluded, m.load, m.endpoints} {
+	for _, c := range []prometheus.Collector{m.stage, m.decisions, m.tokenizeErrors, m.excluded, m.load, m.endpoints, m.modelLenFetches, m.modelLen} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering scorer metrics: %w", err)
 		}
@@ -117,6 +127,18 @@ func (m *Metrics) bindPools(pools *Pools, lv Liveness) {
 	}
 	if lv != nil {
 		m.endpoints.liveness.Store(&lv)
+	}
+}
+
+func (m *Metrics) modelLenFetch(result string) {
+	if m != nil {
+		m.modelLenFetches.WithLabelValues(result).Inc()
+	}
+}
+
+func (m *Metrics) maxModelLen(pool string, n int) {
+	if m != nil {
+		m.modelLen.WithLabelValues(pool).Set(float64(n))
 	}
 }
 

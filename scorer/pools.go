@@ -27,7 +27,8 @@ type pool struct {
 	name      string
 	endpoints []string // sorted; replaced, never mutated
 	adapters  map[string]bool
-	limit     promptLimit
+	limit     promptLimit // configured
+	learned   learnedLen  // from the engines when not configured (modellen.go)
 }
 
 // NewPools builds the registry from configuration. The configuration is

@@ -2,6 +2,7 @@ package scorer
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"time"
 )
@@ -16,7 +17,9 @@ type runner interface {
 
 // Run owns the pipeline's background work until ctx ends: it sweeps the
 // index every interval (so predictions on quiet shards still end and report
-// their outcomes) and runs each pool tokenizer's background checks. It
+// their outcomes), runs each pool tokenizer's background checks and, with
+// Options.LearnMaxModelLen, keeps the max_model_len of pools that do not
+// configure one (modellen.go). It
 // returns once every goroutine it started has stopped. Call it once.
 func (s *Scorer) Run(ctx context.Context, interval time.Duration) error {
 	if interval <= 0 {
@@ -30,6 +33,9 @@ func (s *Scorer) Run(ctx context.Context, interval time.Duration) error {
 	}
 	if s.opts.Index != nil {
 		wg.Go(func() { sweep(ctx, s.opts.Index.Sweep, interval) })
+	}
+	if s.opts.LearnMaxModelLen {
+		wg.Go(func() { s.watchModelLen(ctx, &http.Client{}) })
 	}
 	wg.Wait()
 	return nil

@@ -37,6 +37,10 @@ type Options struct {
 	// Predictions receives committed decisions' predictions to share with
 	// other router replicas; nil shares nothing.
 	Predictions PredictionSink
+	// LearnMaxModelLen makes Run ask the engines of every pool without a
+	// configured maxModelLen for theirs (GET /v1/models) and bound its
+	// prompts by it.
+	LearnMaxModelLen bool
 }
 
 // Scorer picks endpoints for requests. Safe for concurrent use; build it
@@ -134,14 +138,15 @@ func (s *Scorer) prepare(ctx context.Context, pl *pool, req *Request, candidates
 // tokenize bounds the work on one prompt by the pool's limit: too much text
 // is refused unread, too many tokens after reading.
 func (s *Scorer) tokenize(ctx context.Context, tokens Tokens, pl *pool, req *Request, candidates []string) ([]uint32, error) {
-	if err := pl.limit.checkBytes(req); err != nil {
+	limit := pl.limitOf()
+	if err := limit.checkBytes(req); err != nil {
 		return nil, err
 	}
 	ids, err := tokens.Tokens(ctx, req, candidates)
 	if err != nil {
 		return nil, err
 	}
-	return ids, pl.limit.checkTokens(len(ids))
+	return ids, limit.checkTokens(len(ids))
 }
 
 // decide looks the keys up, scores the candidates and fills d.

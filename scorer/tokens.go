@@ -3,6 +3,7 @@ package scorer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -125,7 +126,17 @@ func (l *LocalTokens) Tokens(_ context.Context, req *Request, _ []string) ([]uin
 	case ids != nil:
 		return tokenIDs(ids)
 	}
-	return l.tk.Encode(text, req.AddSpecialTokens())
+	return tooLong(l.tk.Encode(text, req.AddSpecialTokens()))
+}
+
+// tooLong makes the tokenizer's refusal of text with too many bytes in long
+// words an ErrPromptTooLong: the request is routed on load, as an
+// over-long prompt is.
+func tooLong(ids []uint32, err error) ([]uint32, error) {
+	if errors.Is(err, tokenizer.ErrLongWords) {
+		return nil, fmt.Errorf("%w: %w", ErrPromptTooLong, err)
+	}
+	return ids, err
 }
 
 func (l *LocalTokens) chatTokens(req *Request) ([]uint32, error) {
@@ -149,7 +160,7 @@ func (l *LocalTokens) chatTokens(req *Request) ([]uint32, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.prefix.Encode(text, cr.AddSpecialTokens)
+	return tooLong(l.prefix.Encode(text, cr.AddSpecialTokens))
 }
 
 // RemoteTokens asks one of the pool's engines (POST /tokenize), chosen at

@@ -85,6 +85,9 @@ func (m *bpe) appendPieceCached(dst []uint32, piece string, scratch *bpeScratch,
 
 // appendPiece merges one piece of a word that no merge crosses out of.
 func (m *bpe) appendPiece(dst []uint32, word string, scratch *bpeScratch) ([]uint32, error) {
+	if err := scratch.chargeLong(word); err != nil {
+		return dst, err
+	}
 	syms := scratch.syms[:0]
 	var err error
 	if m.byteLevel {

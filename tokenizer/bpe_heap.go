@@ -9,6 +9,9 @@ type bpeScratch struct {
 	prev  []int32
 	alive []bool
 	queue mergeQueue
+	// longBytes counts the bytes of long pieces merged by this encode
+	// (see MaxLongWordBytes); reset when an encode takes the scratch.
+	longBytes int
 }
 
 // mergeCand is a candidate merge of the symbol at pos with its successor.

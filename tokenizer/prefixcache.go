@@ -91,6 +91,7 @@ func (c *PrefixCache) AppendEncode(dst []uint32, text string, addSpecial bool) (
 		return c.tk.AppendEncode(dst, text, addSpecial)
 	}
 	st := c.tk.states.Get().(*encodeState)
+	st.scratch.longBytes = 0
 	cuts := c.tk.appendCuts(st.cuts[:0], text, st)
 	st.cuts = cuts
 	defer c.tk.states.Put(st)

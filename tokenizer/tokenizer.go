@@ -151,6 +151,7 @@ func (t *Tokenizer) AppendEncode(dst []uint32, text string, addSpecial bool) ([]
 		dst = append(dst, t.post.prefix...)
 	}
 	st := t.states.Get().(*encodeState)
+	st.scratch.longBytes = 0
 	defer t.states.Put(st)
 	var err error
 	st.segs = t.raw.split(text, st.segs[:0])

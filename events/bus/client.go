@@ -66,7 +66,8 @@ func (c *Client) startEmbedded(cfg Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("starting embedded NATS on %q: bad port: %w", cfg.Listen, err)
 	}
-	opts := EmbeddedOptions{Host: host, Port: port, ConfigFile: cfg.Server.Config, Insecure: cfg.Server.Insecure}
+	opts := EmbeddedOptions{Host: host, Port: port, ConfigFile: cfg.Server.Config, Insecure: cfg.Server.Insecure,
+		Metrics: c.monitor.m, Log: log}
 	if cfg.JetStream.Enabled {
 		if opts.JetStreamDir, err = c.storeDir(cfg.JetStream.StoreDir); err != nil {
 			return err

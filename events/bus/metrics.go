@@ -16,6 +16,8 @@ type Metrics struct {
 	disconnects *prometheus.CounterVec // reason
 	errors      *prometheus.CounterVec // reason
 	reconnects  prometheus.Counter
+
+	serverRefusals *prometheus.CounterVec // reason: authentication, permission, tls
 }
 
 // NewMetrics creates the connection metrics and registers them on reg (nil:
@@ -32,6 +34,9 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 				"(authorization, permission, tls, io, closed, other).", "reason"),
 		reconnects: b.Counter("nats_reconnects_total",
 			"Successful reconnections to NATS."),
+		serverRefusals: b.CounterVec("nats_server_refusals_total",
+			"Clients the embedded NATS server refused, by reason (authentication, permission, tls); "+
+				"always 0 without an embedded server.", "reason"),
 	}
 	if b.Err() != nil {
 		return nil, fmt.Errorf("registering nats metrics: %w", b.Err())

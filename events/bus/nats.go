@@ -3,6 +3,8 @@ package bus
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"strconv"
 	"time"
@@ -122,6 +124,10 @@ type EmbeddedOptions struct {
 	// Insecure allows a listen address other than loopback without
 	// authentication; it is logged as a warning by Open.
 	Insecure bool
+	// Metrics counts the clients the server refuses (nil: not counted);
+	// Log gets the server's own log lines (nil: discarded).
+	Metrics *Metrics
+	Log     *slog.Logger
 }
 
 // StartEmbeddedWith starts a NATS server configured by o and waits until it
@@ -145,6 +151,7 @@ func StartEmbeddedWith(o EmbeddedOptions) (*EmbeddedServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting embedded NATS: %w", err)
 	}
+	srv.SetLoggerV2(newServerLog(o.Metrics, o.Log), false, false, false)
 	go srv.Start() // owned by srv: Shutdown stops it and WaitForShutdown waits
 	if !srv.ReadyForConnections(10 * time.Second) {
 		srv.Shutdown()
@@ -169,4 +176,14 @@ func portFree(host string, port int) error {
 		return err
 	}
 	return ln.Close()
+}
+
+func newServerLog(m *Metrics, log *slog.Logger) serverLog {
+	if m == nil {
+		m, _ = NewMetrics(nil) // nothing to register, so no error
+	}
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return serverLog{m: m, log: log}
 }

@@ -14,12 +14,19 @@ import (
 	"github.com/warmroute/warmroute/events/wire"
 )
 
-// Engine gauges read from /metrics. vLLM labels them per model and engine;
-// the relay sums the series of each name.
+// Engine gauges read from /metrics, vLLM's and SGLang's names for the same
+// three quantities (SGLang's token_usage is the used share of its KV token
+// pool, as vLLM's kv_cache_usage_perc is of its blocks). Engines label them
+// per model and engine; the relay sums the series of each name, so one
+// scrape setting serves either engine.
 const (
 	gaugeRunning = "vllm:num_requests_running"
 	gaugeWaiting = "vllm:num_requests_waiting"
 	gaugeKVUsage = "vllm:kv_cache_usage_perc"
+
+	sglangRunning = "sglang:num_running_reqs"
+	sglangWaiting = "sglang:num_queue_reqs"
+	sglangKVUsage = "sglang:token_usage"
 )
 
 // maxScrapeBytes bounds how much of a /metrics response is read.
@@ -59,7 +66,7 @@ func (s *scraper) scrape(ctx context.Context) (api.EngineLoad, error) {
 
 // parseEngineLoad reads the three gauges from Prometheus text exposition.
 // It fails when none of them is present, which usually means the URL does
-// not point at a vLLM server.
+// not point at a vLLM or SGLang server.
 func parseEngineLoad(r io.Reader) (api.EngineLoad, error) {
 	var load api.EngineLoad
 	found := false
@@ -71,11 +78,11 @@ func parseEngineLoad(r io.Reader) (api.EngineLoad, error) {
 			continue
 		}
 		switch name {
-		case gaugeRunning:
+		case gaugeRunning, sglangRunning:
 			load.Running += v
-		case gaugeWaiting:
+		case gaugeWaiting, sglangWaiting:
 			load.Waiting += v
-		case gaugeKVUsage:
+		case gaugeKVUsage, sglangKVUsage:
 			load.KVCacheUsage = max(load.KVCacheUsage, v)
 		default:
 			continue
@@ -86,8 +93,8 @@ func parseEngineLoad(r io.Reader) (api.EngineLoad, error) {
 		return load, fmt.Errorf("parsing engine metrics: %w", err)
 	}
 	if !found {
-		return load, fmt.Errorf("parsing engine metrics: none of %s, %s, %s found: %w",
-			gaugeRunning, gaugeWaiting, gaugeKVUsage, wire.ErrMalformed)
+		return load, fmt.Errorf("parsing engine metrics: none of %s, %s, %s (or SGLang's %s, %s, %s) found: %w",
+			gaugeRunning, gaugeWaiting, gaugeKVUsage, sglangRunning, sglangWaiting, sglangKVUsage, wire.ErrMalformed)
 	}
 	return load, nil
 }

@@ -32,6 +32,10 @@ func TestParseEngineLoad(t *testing.T) {
 		{"timestamps and no labels", "vllm:num_requests_waiting 4 1700000000\n", [3]float64{0, 4, 0}, false},
 		{"labels with spaces and braces", `vllm:num_requests_running{a="x y}"} 7` + "\n", [3]float64{7, 0, 0}, false},
 		{"malformed lines skipped", "vllm:num_requests_running{\nvllm:num_requests_running abc\nvllm:num_requests_waiting 2\n", [3]float64{0, 2, 0}, false},
+		{"sglang exposition (its own names, as SGLang 0.5.23 exports them)", "# HELP sglang:num_running_reqs The number of running requests.\n# TYPE sglang:num_running_reqs gauge\n" +
+			`sglang:num_running_reqs{engine_type="unified",model_name="m",pp_rank="0",tp_rank="0"} 3.0` + "\n" +
+			`sglang:num_queue_reqs{model_name="m",tp_rank="0"} 2.0` + "\n" + `sglang:token_usage{model_name="m",tp_rank="0"} 0.25` + "\n",
+			[3]float64{3, 2, 0.25}, false},
 		{"not a vllm endpoint", "go_goroutines 12\n", [3]float64{}, true},
 		{"empty", "", [3]float64{}, true},
 	}

@@ -14,13 +14,16 @@ import (
 //
 // A BlockStored is keyed under the identity the engine computed it with: its
 // lora_name when set, otherwise the Source's model (the served model name the
-// relay publishes under, which is also what requests name).
+// relay publishes under, which is also what requests name), and the cache
+// salt the engine reports; blocks with multimodal extra keys are keyed apart
+// from text. Only full-attention KV cache groups are followed (see tracked).
 //
 // Safe for concurrent use (the index is); the Subscriber calls it from one
 // goroutine anyway. Build it with NewIndexSink; the zero value is not usable.
 type IndexSink struct {
 	ix      *index.Index
 	metrics *sinkMetrics
+	sparse  sparseGroups
 }
 
 // NewIndexSink returns a sink writing to ix, counting into m (from
@@ -50,12 +53,17 @@ func (s *IndexSink) ClearSource(src Source) {
 // ClearEndpoint forgets everything about an endpoint that left: every
 // rank's blocks and every prediction.
 func (s *IndexSink) ClearEndpoint(endpoint string) {
+	s.sparse.forget(endpoint)
 	if _, err := s.ix.ClearEndpoint(endpoint); err != nil {
 		s.drop(err)
 	}
 }
 
 func (s *IndexSink) apply(src Source, ev *wire.Event) {
+	if s.skipGroup(src, ev) {
+		s.metrics.events.WithLabelValues(ev.Kind.String(), "sparse_group").Inc()
+		return
+	}
 	var err error
 	switch ev.Kind {
 	case wire.KindBlockStored:
@@ -78,10 +86,9 @@ func (s *IndexSink) apply(src Source, ev *wire.Event) {
 }
 
 func (s *IndexSink) store(src Source, ev *wire.Event) error {
-	id := index.Identity{Model: src.Model, LoRA: ev.LoRAName}
 	res, err := s.ix.Store(index.Stored{Endpoint: src.Endpoint, Rank: src.DPRank, Hashes: ev.BlockHashes,
 		Parent: ev.ParentHash, HasParent: ev.HasParent, Tokens: ev.TokenIDs, BlockSize: ev.BlockSize,
-		Identity: id, Medium: index.ParseMedium(ev.Medium)})
+		Identity: identityOf(src, ev), Medium: index.ParseMedium(ev.Medium), Extra: extraOf(ev)})
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,8 @@ type sinkMetrics struct {
 func newSinkMetrics(b *promreg.Builder) sinkMetrics {
 	return sinkMetrics{
 		events: b.CounterVec("sink_events_total",
-			"Engine events applied to the index, by kind and result.", "kind", "result"),
+			"Engine events applied to the index, by kind and result (applied, rejected, "+
+				"sparse_group: a hybrid model's non-full-attention KV cache group, not indexed).", "kind", "result"),
 		dropped: b.CounterVec("sink_dropped_total",
 			"Events or blocks the index could not take and does not count itself, by reason "+
 				"(token_range, rank, endpoint, unknown_kind, other; unkeyed_block counts blocks of "+

@@ -26,6 +26,8 @@ const (
 	fieldLocality
 	fieldOwnership
 	fieldSessionID
+	fieldCacheSalt
+	fieldLookahead
 )
 
 // positional lists each kind's fields in declaration order, which is the
@@ -33,7 +35,7 @@ const (
 var positional = [...][]field{
 	KindBlockStored: {fieldBlockHashes, fieldParent, fieldTokens, fieldBlockSize,
 		fieldLoRAID, fieldMedium, fieldLoRAName, fieldExtraKeys, fieldGroupIdx,
-		fieldSpecKind, fieldSlidingWindow, fieldLocality, fieldOwnership, fieldSessionID},
+		fieldSpecKind, fieldSlidingWindow, fieldLocality, fieldOwnership, fieldSessionID, fieldLookahead},
 	KindBlockRemoved:     {fieldBlockHashes, fieldMedium, fieldGroupIdx, fieldLocality, fieldOwnership},
 	KindAllBlocksCleared: nil,
 	KindUnknown:          nil,
@@ -69,13 +71,18 @@ func fieldByName(key []byte) field {
 		return fieldOwnership
 	case "session_id":
 		return fieldSessionID
+	case "cache_salt":
+		return fieldCacheSalt
+	case "lookahead_token_ids":
+		return fieldLookahead
 	}
 	return fieldSkip
 }
 
 var fieldNames = [...]string{"", "block_hashes", "parent_block_hash", "token_ids",
 	"block_size", "lora_id", "medium", "lora_name", "extra_keys", "group_idx",
-	"kv_cache_spec_kind", "kv_cache_spec_sliding_window", "locality", "ownership", "session_id"}
+	"kv_cache_spec_kind", "kv_cache_spec_sliding_window", "locality", "ownership", "session_id",
+	"cache_salt", "lookahead_token_ids"}
 
 // decodeField decodes one field value into ev. Every optional field accepts nil.
 func decodeField(r *reader, b *Batch, ev *Event, f field) error {
@@ -100,7 +107,9 @@ func decodeFieldValue(r *reader, b *Batch, ev *Event, f field) error {
 		ev.ParentHash, err = readHash(r)
 		ev.HasParent = err == nil
 	case fieldTokens:
-		ev.TokenIDs, err = decodeTokens(r, b)
+		ev.TokenIDs, ev.Bigram, err = decodeTokens(r, b)
+	case fieldLookahead:
+		ev.Lookahead, err = decodeLookahead(r, b)
 	case fieldBlockSize:
 		ev.BlockSize, err = readSmallInt(r)
 	case fieldLoRAID:
@@ -135,6 +144,8 @@ func decodeStringField(r *reader, ev *Event, f field) error {
 		ev.Ownership = string(s)
 	case fieldSessionID:
 		ev.SessionID = string(s)
+	case fieldCacheSalt:
+		ev.CacheSalt = string(s)
 	}
 	return nil
 }
@@ -149,6 +160,10 @@ func internMedium(s []byte) string {
 		return "CPU"
 	case "STORAGE":
 		return "STORAGE"
+	case "CPU_PINNED":
+		return "CPU_PINNED"
+	case "DISK":
+		return "DISK"
 	}
 	return string(s)
 }
@@ -212,22 +227,72 @@ func decodeHashes(r *reader, b *Batch) ([]uint64, error) {
 }
 
 // decodeTokens reads token ids with a fast path for the integer encodings
-// msgpack writers use for non-negative values below 2^32.
-func decodeTokens(r *reader, b *Batch) ([]uint32, error) {
+// msgpack writers use for non-negative values below 2^32. SGLang with EAGLE
+// speculative decoding sends each position as a bigram pair [t_j, t_j+1]:
+// the block's own token is the pair's first element (the second is the next
+// position's token, which the pair after it repeats), so a bigram list
+// decodes to the same ids as the plain one and bigram reports it.
+func decodeTokens(r *reader, b *Batch) (ids []uint32, bigram bool, err error) {
 	n, err := r.readArrayLen()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	start := len(b.tokens)
 	b.tokens = slices.Grow(b.tokens, n)
 	for i := range n {
-		t, err := readToken(r)
+		var t uint32
+		if r.isArray() {
+			t, err = readBigram(r)
+			bigram = true
+		} else {
+			t, err = readToken(r)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("token %d: %w", i, err)
+			return nil, false, fmt.Errorf("token %d: %w", i, err)
 		}
 		b.tokens = append(b.tokens, t)
 	}
-	return b.tokens[start:len(b.tokens):len(b.tokens)], nil
+	return b.tokens[start:len(b.tokens):len(b.tokens)], bigram, nil
+}
+
+// readBigram reads one [token, next token] pair and returns the first.
+func readBigram(r *reader) (uint32, error) {
+	n, err := r.readArrayLen()
+	if err != nil {
+		return 0, err
+	}
+	if n != 2 {
+		return 0, r.errorf("bigram has %d elements, want 2", n)
+	}
+	t, err := readToken(r)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := readToken(r); err != nil {
+		return 0, err
+	}
+	return t, nil
+}
+
+// decodeLookahead reads vLLM's lookahead_token_ids: one list per block of
+// the tokens after the block that its hash also covers. Each list borrows
+// from the token arena.
+func decodeLookahead(r *reader, b *Batch) ([][]uint32, error) {
+	n, err := r.readArrayLen()
+	if err != nil {
+		return nil, err
+	}
+	start := len(b.lookahead)
+	for i := range n {
+		var ids []uint32
+		if !r.readNil() {
+			if ids, _, err = decodeTokens(r, b); err != nil {
+				return nil, fmt.Errorf("block %d: %w", i, err)
+			}
+		}
+		b.lookahead = append(b.lookahead, ids)
+	}
+	return b.lookahead[start:len(b.lookahead):len(b.lookahead)], nil
 }
 
 func readToken(r *reader) (uint32, error) {

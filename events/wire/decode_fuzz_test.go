@@ -25,6 +25,10 @@ func FuzzDecodeBatch(f *testing.F) {
 			if ev.Kind == KindUnknown {
 				t.Fatalf("event %d has unknown kind in a decoded batch", i)
 			}
+			_ = ev.Salt() // extra keys of any shape read without panicking
+			for j := range ev.ExtraKeys {
+				_ = ev.Opaque(j)
+			}
 		}
 		var again Batch
 		if err := DecodeBatch(payload, &again); err != nil || again.Blocks() != b.Blocks() || len(again.Events) != len(b.Events) {

@@ -115,11 +115,30 @@ func legacyCases() []decodeCase {
 		{
 			name: "legacy array with every field and some beyond",
 			payload: pack(vllmBatch(arr{"BlockStored", arr{uint64(9)}, nil, tokens(7, 1), 1, 3, "STORAGE", "l",
-				arr{nil}, 2, "sliding_window", 128, "REMOTE", "SHARED", "sid", "future1", arr{1}})),
+				arr{nil}, 2, "sliding_window", 128, "REMOTE", "SHARED", "sid", arr{arr{8}}, "future1", arr{1}})),
 			want: Batch{TS: 1700000000.5, HasDPRank: true, Events: []Event{{Kind: KindBlockStored,
 				BlockHashes: []uint64{9}, TokenIDs: toks(7, 1), BlockSize: 1, LoRAID: 3, Medium: "STORAGE",
 				LoRAName: "l", ExtraKeys: [][]byte{nil}, GroupIdx: 2, SpecKind: "sliding_window",
-				SlidingWindow: 128, Locality: "REMOTE", Ownership: "SHARED", SessionID: "sid"}}},
+				SlidingWindow: 128, Locality: "REMOTE", Ownership: "SHARED", SessionID: "sid",
+				Lookahead: [][]uint32{ints(8)}}}},
+		},
+		{
+			name: "sglang map with cache salt and eagle bigram tokens",
+			payload: pack(arr{2.5, arr{obj{"type", "BlockStored", "block_hashes", arr{i64(-1)}, "parent_block_hash", nil,
+				"token_ids", arr{arr{5, 6}, arr{6, 7}}, "block_size", 2, "medium", "CPU_PINNED", "cache_salt", "s"}}, 0}),
+			want: Batch{TS: 2.5, HasDPRank: true, Events: []Event{{Kind: KindBlockStored,
+				BlockHashes: []uint64{1<<64 - 1}, TokenIDs: ints(5, 6), BlockSize: 2, Medium: "CPU_PINNED",
+				CacheSalt: "s", Bigram: true}}},
+		},
+		{
+			name:    "bigram of three tokens",
+			payload: pack(vllmBatch(storedMap(arr{uint64(1)}, nil, arr{arr{1, 2, 3}}, 1))),
+			wantErr: true,
+		},
+		{
+			name:    "lookahead not a list of lists",
+			payload: pack(vllmBatch(storedMap(arr{uint64(1)}, nil, tokens(0, 1), 1, "lookahead_token_ids", arr{3}))),
+			wantErr: true,
 		},
 		{
 			name:    "legacy array root: parent 0 is no parent",

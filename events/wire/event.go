@@ -44,6 +44,8 @@ type Batch struct {
 	hashes []uint64 // arena for Events[i].BlockHashes
 	tokens []uint32 // arena for Events[i].TokenIDs
 	extras [][]byte // arena for Events[i].ExtraKeys
+
+	lookahead [][]uint32 // arena for Events[i].Lookahead
 }
 
 // Blocks returns the number of block hashes stored or removed in the batch.
@@ -61,6 +63,7 @@ func (b *Batch) reset() {
 	b.hashes = b.hashes[:0]
 	b.tokens = b.tokens[:0]
 	b.extras = b.extras[:0]
+	b.lookahead = b.lookahead[:0]
 }
 
 // Event is one BlockStored, BlockRemoved or AllBlocksCleared. Fields that do
@@ -100,4 +103,15 @@ type Event struct {
 	SlidingWindow int
 	// Locality, Ownership and SessionID are newer optional vLLM fields.
 	Locality, Ownership, SessionID string
+	// CacheSalt is SGLang's top-level cache_salt: the salt of the request
+	// that stored the blocks. vLLM sends its salt inside ExtraKeys instead;
+	// Event.Salt reads both.
+	CacheSalt string
+	// Bigram reports that token_ids came as SGLang EAGLE bigram pairs;
+	// TokenIDs then holds each pair's first element.
+	Bigram bool
+	// Lookahead is vLLM's lookahead_token_ids: per block, the tokens after
+	// it that its hash also covers (EAGLE block-drop hashing); nil when the
+	// engine does not hash ahead.
+	Lookahead [][]uint32
 }

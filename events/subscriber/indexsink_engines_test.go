@@ -1,0 +1,110 @@
+package subscriber_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/warmroute/warmroute/events/subscriber"
+	"github.com/warmroute/warmroute/events/wire"
+	"github.com/warmroute/warmroute/index"
+)
+
+// TestIndexSinkEngineIdentities applies payloads encoded by vLLM's and
+// SGLang's own event classes (events/wire/testdata/engines) and checks what
+// a request of each identity matches: salts isolate, image blocks never
+// match their placeholder text, a hybrid model's sliding-window group
+// neither misaligns nor removes the full-attention group's blocks, and EAGLE
+// bigram batches key like plain ones.
+func TestIndexSinkEngineIdentities(t *testing.T) {
+	base := index.Identity{Model: testModel}
+	salted := func(s string) index.Identity { return index.Identity{Model: testModel, CacheSalt: s} }
+	tests := []struct {
+		payload   string
+		id        index.Identity
+		from      uint32 // the request's tokens are from, from+1, ...
+		blocks    int
+		wantMatch int
+	}{
+		{"vllm_salted", salted("tenant-a"), 100, 2, 2},
+		{"vllm_salted", base, 100, 2, 0},
+		{"vllm_salted", salted("tenant-x"), 100, 2, 0},
+		{"vllm_lora_salted", index.Identity{Model: testModel, LoRA: "ad1", CacheSalt: "tenant-b"}, 100, 1, 1},
+		{"vllm_lora_salted", index.Identity{Model: testModel, LoRA: "ad1"}, 100, 1, 0},
+		{"vllm_multimodal", base, 100, 4, 1},
+		{"vllm_hybrid", base, 100, 4, 4},
+		{"vllm_lookahead", base, 100, 2, 2},
+		{"sglang_salted", salted("tenant-c"), 200, 2, 2},
+		{"sglang_salted", base, 200, 2, 0},
+		{"sglang_eagle_bigram", base, 200, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.payload+"/"+tt.id.LoRA+tt.id.CacheSalt, func(t *testing.T) {
+			payload, err := os.ReadFile(filepath.Join("..", "wire", "testdata", "engines", tt.payload+".msgpack"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b wire.Batch
+			if err := wire.DecodeBatch(payload, &b); err != nil {
+				t.Fatal(err)
+			}
+			ix, err := index.New(index.Options{BlockSize: 8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := prometheus.NewRegistry()
+			m, err := subscriber.NewMetrics(reg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			subscriber.NewIndexSink(ix, m).ApplyBatch(subscriber.Source{Model: testModel, Endpoint: sinkEndpoint}, &b)
+			toks := make([]uint32, 8*tt.blocks)
+			for i := range toks {
+				toks[i] = tt.from + uint32(i)
+			}
+			keys, err := index.AppendKeys(nil, tt.id, 8, toks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ix.Lookup(keys, []string{sinkEndpoint}, nil)[0].Blocks(); got != tt.wantMatch {
+				t.Errorf("matched %d blocks, want %d", got, tt.wantMatch)
+			}
+			if st := ix.Stats(); st.LengthMismatch != 0 {
+				t.Errorf("index saw %d events whose hashes and token blocks disagree", st.LengthMismatch)
+			}
+			if tt.payload == "vllm_hybrid" {
+				for kind, want := range map[string]float64{"BlockStored": 1, "BlockRemoved": 1} {
+					if got := sparseCount(t, reg, kind); got != want {
+						t.Errorf("sink_events_total{kind=%s,result=sparse_group} = %v, want %v", kind, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// sparseCount reads sink_events_total{kind, result="sparse_group"}.
+func sparseCount(t *testing.T, reg *prometheus.Registry, kind string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "warmroute_events_sink_events_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["kind"] == kind && labels["result"] == "sparse_group" {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
