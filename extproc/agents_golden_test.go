@@ -13,7 +13,7 @@ import (
 // agentsGolden is testdata/agents_golden.json, written by gen_agents.py from
 // vLLM's own conversion code.
 type agentsGolden struct {
-	Version   string                       `json:"vllm_version"`
+	Version   string                      `json:"vllm_version"`
 	Responses map[string]agentsGoldenCase `json:"responses"`
 	Messages  map[string]agentsGoldenCase `json:"messages"`
 }

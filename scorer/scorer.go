@@ -37,6 +37,9 @@ type Options struct {
 	// Predictions receives committed decisions' predictions to share with
 	// other router replicas; nil shares nothing.
 	Predictions PredictionSink
+	// Affinity maps stored Responses response ids to their endpoints
+	// (affinity.go); nil routes previous_response_id requests on load.
+	Affinity Affinity
 }
 
 // Scorer picks endpoints for requests. Safe for concurrent use; build it
@@ -92,6 +95,9 @@ func (s *Scorer) Pick(ctx context.Context, req *Request) (*Decision, error) {
 	}
 	if candidates = s.live(candidates); len(candidates) == 0 {
 		return nil, fmt.Errorf("pool %q: every eligible endpoint's engine is down: %w", pl.name, ErrNoEndpoint)
+	}
+	if req.PreviousResponseID != "" {
+		return s.pickByAffinity(pl, req, candidates)
 	}
 	d := &Decision{Pool: pl.name, model: pl.name, s: s, ID: index.DecisionID(s.nextID.Add(1))}
 	note := s.prepare(ctx, pl, req, candidates, d)
