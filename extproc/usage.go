@@ -47,8 +47,10 @@ type usageReader struct {
 
 // forAPI makes r read d's usage and report a Responses id to onID.
 func (r *usageReader) forAPI(d dialect, onID func(id string, stored bool)) *usageReader {
-	r.api, r.onID = d, onID
-	r.body.api = d
+	r.api, r.body.api = d, d
+	if d == dialectResponses {
+		r.onID = onID
+	}
 	return r
 }
 
