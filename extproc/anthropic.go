@@ -40,15 +40,12 @@ const pathMessages = "/v1/messages"
 const billingHeader = "x-anthropic-billing-header"
 
 type wireAnthropic struct {
-	Model              jsontext.Value `json:"model"`
-	System             jsontext.Value `json:"system"`
-	Messages           jsontext.Value `json:"messages"`
-	Tools              jsontext.Value `json:"tools"`
-	Thinking           jsontext.Value `json:"thinking"`
-	OutputConfig       jsontext.Value `json:"output_config"`
-	Stream             jsontext.Value `json:"stream"`
-	ChatTemplateKwargs jsontext.Value `json:"chat_template_kwargs"`
-	CacheSalt          jsontext.Value `json:"cache_salt"`
+	wireAgent
+	System       jsontext.Value `json:"system"`
+	Messages     jsontext.Value `json:"messages"`
+	Tools        jsontext.Value `json:"tools"`
+	Thinking     jsontext.Value `json:"thinking"`
+	OutputConfig jsontext.Value `json:"output_config"`
 }
 
 type wireAnthropicMessage struct {
@@ -97,23 +94,9 @@ type errNotMirrored struct{ what string }
 func (e *errNotMirrored) Error() string { return e.what + " is not mirrored" }
 
 func parseMessages(path string, body []byte) (*scorer.Request, requestExtras, error) {
-	var extra requestExtras
 	var w wireAnthropic
-	if jsontext.Value(body).Kind() != '{' {
-		return nil, extra, fmt.Errorf("%w: the body must be a JSON object", ErrMalformedJSON)
-	}
-	if err := json.Unmarshal(body, &w, decodeOptions); err != nil {
-		return nil, extra, fmt.Errorf("%w: %v", ErrMalformedJSON, err)
-	}
-	req := &scorer.Request{Kind: scorer.KindChat, Path: path, BodyBytes: len(body)}
-	if err := readModel(w.Model, req); err != nil {
-		return nil, extra, err
-	}
-	if err := optional(w.Stream, "stream", "a boolean", &req.Stream); err != nil {
-		return nil, extra, err
-	}
-	extra.includeUsage = req.Stream // vLLM turns include_usage on for a stream
-	if err := optional(w.CacheSalt, "cache_salt", "a string", &req.CacheSalt); err != nil {
+	req, extra, err := decodeAgent(path, body, &w, &w.wireAgent)
+	if err != nil {
 		return nil, extra, err
 	}
 	msgs, err := anthropicMessages(w.System, w.Messages)
@@ -130,11 +113,7 @@ func parseMessages(path string, body []byte) (*scorer.Request, requestExtras, er
 	if req.Tools, err = anthropicTools(w.Tools); err != nil {
 		return nil, extra, err
 	}
-	if err := readAnthropicEffort(w.Thinking, w.OutputConfig, req); err != nil {
-		return nil, extra, err
-	}
-	req.ChatTemplateKwargs, err = rawOfKind(w.ChatTemplateKwargs, '{', "chat_template_kwargs", "an object")
-	return req, extra, err
+	return req, extra, readAnthropicEffort(w.Thinking, w.OutputConfig, req)
 }
 
 func asNotMirrored(err error, out **errNotMirrored) bool {

@@ -21,9 +21,9 @@ type anthropicErrorDetail struct {
 	Message string `json:"message"`
 }
 
-// anthropicErrorType maps a status to Anthropic's error.type vocabulary, as
-// vLLM's translate_error_type does.
-func anthropicErrorType(status int) string {
+// AnthropicErrorType maps an HTTP status to Anthropic's error.type
+// vocabulary, as vLLM's translate_error_type does.
+func AnthropicErrorType(status int) string {
 	switch status {
 	case http.StatusBadRequest:
 		return "invalid_request_error"
@@ -54,7 +54,7 @@ func anthropicErrorBody(msg *extprocv3.ProcessingResponse, status int, body api.
 		return
 	}
 	b, err := json.Marshal(anthropicError{Type: "error",
-		Error: anthropicErrorDetail{Type: anthropicErrorType(status), Message: body.Error.Message}})
+		Error: anthropicErrorDetail{Type: AnthropicErrorType(status), Message: body.Error.Message}})
 	if err == nil {
 		ir.Body = b
 	}

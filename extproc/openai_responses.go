@@ -25,16 +25,48 @@ import (
 const pathResponses = "/v1/responses"
 
 type wireResponses struct {
-	Model              jsontext.Value `json:"model"`
+	wireAgent
 	Input              jsontext.Value `json:"input"`
 	Instructions       jsontext.Value `json:"instructions"`
 	Tools              jsontext.Value `json:"tools"`
 	Reasoning          jsontext.Value `json:"reasoning"`
-	Stream             jsontext.Value `json:"stream"`
 	Store              jsontext.Value `json:"store"`
 	PreviousResponseID jsontext.Value `json:"previous_response_id"`
+}
+
+// wireAgent holds the fields both agent APIs share.
+type wireAgent struct {
+	Model              jsontext.Value `json:"model"`
+	Stream             jsontext.Value `json:"stream"`
 	ChatTemplateKwargs jsontext.Value `json:"chat_template_kwargs"`
 	CacheSalt          jsontext.Value `json:"cache_salt"`
+}
+
+// decodeAgent decodes an agent API body into w (a struct embedding
+// wireAgent, whose fields c points at) and reads the shared fields. A
+// stream of either API always ends with its usage.
+func decodeAgent(path string, body []byte, w any, c *wireAgent) (*scorer.Request, requestExtras, error) {
+	var extra requestExtras
+	if jsontext.Value(body).Kind() != '{' {
+		return nil, extra, fmt.Errorf("%w: the body must be a JSON object", ErrMalformedJSON)
+	}
+	if err := json.Unmarshal(body, w, decodeOptions); err != nil {
+		return nil, extra, fmt.Errorf("%w: %v", ErrMalformedJSON, err)
+	}
+	req := &scorer.Request{Kind: scorer.KindChat, Path: path, BodyBytes: len(body)}
+	if err := readModel(c.Model, req); err != nil {
+		return nil, extra, err
+	}
+	if err := optional(c.Stream, "stream", "a boolean", &req.Stream); err != nil {
+		return nil, extra, err
+	}
+	extra.includeUsage = req.Stream
+	if err := optional(c.CacheSalt, "cache_salt", "a string", &req.CacheSalt); err != nil {
+		return nil, extra, err
+	}
+	var err error
+	req.ChatTemplateKwargs, err = rawOfKind(c.ChatTemplateKwargs, '{', "chat_template_kwargs", "an object")
+	return req, extra, err
 }
 
 type wireReasoningConfig struct {
@@ -80,25 +112,9 @@ type chatFunctionCall struct {
 }
 
 func parseResponses(path string, body []byte) (*scorer.Request, requestExtras, error) {
-	var extra requestExtras
 	var w wireResponses
-	if jsontext.Value(body).Kind() != '{' {
-		return nil, extra, fmt.Errorf("%w: the body must be a JSON object", ErrMalformedJSON)
-	}
-	if err := json.Unmarshal(body, &w, decodeOptions); err != nil {
-		return nil, extra, fmt.Errorf("%w: %v", ErrMalformedJSON, err)
-	}
-	req := &scorer.Request{Kind: scorer.KindChat, Path: path, BodyBytes: len(body)}
-	if err := readModel(w.Model, req); err != nil {
-		return nil, extra, err
-	}
-	if err := optional(w.Stream, "stream", "a boolean", &req.Stream); err != nil {
-		return nil, extra, err
-	}
-	// A streaming response always ends with response.completed, which
-	// carries the usage.
-	extra.includeUsage = req.Stream
-	if err := optional(w.CacheSalt, "cache_salt", "a string", &req.CacheSalt); err != nil {
+	req, extra, err := decodeAgent(path, body, &w, &w.wireAgent)
+	if err != nil {
 		return nil, extra, err
 	}
 	if err := optional(w.PreviousResponseID, "previous_response_id", "a string", &req.PreviousResponseID); err != nil {
@@ -120,11 +136,7 @@ func parseResponses(path string, body []byte) (*scorer.Request, requestExtras, e
 	if req.Tools, err = responsesTools(w.Tools); err != nil {
 		return nil, extra, err
 	}
-	if err := readReasoningEffort(w.Reasoning, req); err != nil {
-		return nil, extra, err
-	}
-	req.ChatTemplateKwargs, err = rawOfKind(w.ChatTemplateKwargs, '{', "chat_template_kwargs", "an object")
-	return req, extra, err
+	return req, extra, readReasoningEffort(w.Reasoning, req)
 }
 
 func readModel(v jsontext.Value, req *scorer.Request) error {

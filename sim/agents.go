@@ -360,24 +360,9 @@ func writeAgentError(w http.ResponseWriter, a agentAPI, err error) string {
 	}
 	if a == apiMessages {
 		writeJSON(w, status, map[string]any{"type": "error",
-			"error": map[string]any{"type": anthropicType(status), "message": err.Error()}})
+			"error": map[string]any{"type": extproc.AnthropicErrorType(status), "message": err.Error()}})
 		return outcome
 	}
 	writeJSON(w, status, api.ErrorResponse{Error: api.ErrorDetail{Message: err.Error(), Type: errType, Code: status, Param: param}})
 	return outcome
-}
-
-func anthropicType(status int) string {
-	switch status {
-	case http.StatusNotFound:
-		return "not_found_error"
-	case http.StatusRequestEntityTooLarge:
-		return "request_too_large"
-	case http.StatusServiceUnavailable:
-		return "overloaded_error"
-	}
-	if status >= 500 {
-		return "api_error"
-	}
-	return "invalid_request_error"
 }
