@@ -29,7 +29,9 @@ func (a *mapAffinity) Lookup(_, id string, candidates []string) (string, Affinit
 	return "", AffinityUnsure
 }
 
-func (a *mapAffinity) Stored(pool, id, endpoint string) { a.stored = append(a.stored, pool+"/"+id+"@"+endpoint) }
+func (a *mapAffinity) Stored(pool, id, endpoint string) {
+	a.stored = append(a.stored, pool+"/"+id+"@"+endpoint)
+}
 
 // TestPickByAffinity: a previous_response_id follows its endpoint while it
 // is live, is vLLM's not-found when it cannot be reached, and routes on load
