@@ -469,7 +469,7 @@ func anthropicTools(v jsontext.Value) ([]byte, error) {
 			return nil, wrongType(fmt.Sprintf("tools[%d].input_schema", i), "an object")
 		}
 		out = append(out, chatTool{Type: "function", Function: chatFunction{
-			Name: name, Description: nonNull(t.Description), Parameters: t.InputSchema, Strict: nonNull(t.Strict)}})
+			Name: name, Description: orNull(t.Description), Parameters: t.InputSchema, Strict: nonNull(t.Strict)}})
 	}
 	b, err := json.Marshal(out)
 	if err != nil {

@@ -432,10 +432,13 @@ type chatTool struct {
 	Function chatFunction `json:"function"`
 }
 
+// chatFunction is a tool's function as vLLM's FunctionDefinition dumps it
+// for the template: description and parameters always (null when absent),
+// strict only when set.
 type chatFunction struct {
 	Name        string         `json:"name"`
-	Description jsontext.Value `json:"description,omitzero"`
-	Parameters  jsontext.Value `json:"parameters,omitzero"`
+	Description jsontext.Value `json:"description"`
+	Parameters  jsontext.Value `json:"parameters"`
 	Strict      jsontext.Value `json:"strict,omitzero"`
 }
 
@@ -502,12 +505,20 @@ func appendFunctionTool(out []chatTool, t *wireResponsesTool, ns, field string) 
 		name = ns + "__" + name
 	}
 	return append(out, chatTool{Type: "function", Function: chatFunction{
-		Name: name, Description: nonNull(t.Description), Parameters: nonNull(t.Parameters), Strict: nonNull(t.Strict)}}), nil
+		Name: name, Description: orNull(t.Description), Parameters: orNull(t.Parameters), Strict: nonNull(t.Strict)}}), nil
 }
 
 func nonNull(v jsontext.Value) jsontext.Value {
 	if isNull(v) {
 		return nil
+	}
+	return v
+}
+
+// orNull is v, or JSON null when v is absent.
+func orNull(v jsontext.Value) jsontext.Value {
+	if v.Kind() == 0 {
+		return jsontext.Value("null")
 	}
 	return v
 }

@@ -17,6 +17,17 @@ vLLM's own code (nothing restated here):
   vLLM picks for a template that accepts inline system messages and honours
   reasoning_effort "none"; both are probes of the served template).
 
+Then, for each family below whose tokenizer files are cached (.cache/tokenizers,
+as for the chat goldens), the converted request is rendered and encoded by
+vLLM's own renderer: parse_chat_messages (content format resolved by vLLM's
+resolve_chat_template_content_format from "auto") and safe_apply_chat_template
+with the tool dicts vLLM passes (model_dump of its tool models) and the
+template kwargs its build_chat_params makes, then encoded without special
+tokens, as vLLM encodes a rendered chat. Restated, not imported: vLLM's
+ModelConfig is a stand-in whose every attribute is None (no model is loaded;
+the text-only path reads no model setting), so shapes with images are not
+rendered, and the Messages conversion runs with merge_inline_system=False.
+
 A body vLLM rejects is recorded with "error" (the exception text).
 Tool dicts are recorded without None values; the template sees vLLM's
 model_dump of them with None values, which the chat tools normalisation
@@ -36,6 +47,8 @@ from vllm.entrypoints.openai.responses.utils import (construct_input_messages,
                                                      construct_tool_dicts)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+CACHE = os.path.join(HERE, "..", "..", ".cache", "tokenizers")
+FAMILIES = ["qwen3", "llama3"]
 MODEL = "m"
 
 R_TOOLS = [
@@ -194,6 +207,45 @@ def plain(x):
     return json.loads(json.dumps(x, default=lambda o: o.model_dump(exclude_none=True)))
 
 
+class _ModelConfig:
+    """Stand-in for vllm.config.ModelConfig: every setting is None (off)."""
+
+    def __getattr__(self, name):
+        return None
+
+
+def tokenizers():
+    from transformers import AutoTokenizer
+    out = {}
+    for fam in FAMILIES:
+        d = os.path.join(CACHE, fam)
+        if os.path.exists(os.path.join(d, "tokenizer.json")):
+            out[fam] = AutoTokenizer.from_pretrained(d)
+    return out
+
+
+def render(messages, tool_dicts, kwargs):
+    """The token ids vLLM's renderer makes of a chat request, per family."""
+    from vllm.renderers.chat_utils.chat_message import parse_chat_messages
+    from vllm.renderers.hf import resolve_chat_template_content_format, safe_apply_chat_template
+    mc = _ModelConfig()
+    out = {}
+    for fam, tok in TOKENIZERS.items():
+        fmt = resolve_chat_template_content_format(None, tool_dicts, "auto", tok, model_config=mc)
+        conv, _, _ = parse_chat_messages(json.loads(json.dumps(messages)), mc, fmt)
+        try:
+            text = safe_apply_chat_template(mc, tok, conv, tools=tool_dicts, tokenize=False, **kwargs)
+        except Exception as e:  # the template refused the conversation
+            out[fam] = {"error": str(e).splitlines()[0]}
+            continue
+        out[fam] = {"ids": tok(text, add_special_tokens=False).input_ids}
+    return out
+
+
+def has_image(messages):
+    return "image_url" in json.dumps(messages)
+
+
 def responses_case(body):
     body = dict(body, model=MODEL)
     try:
@@ -204,8 +256,10 @@ def responses_case(body):
         params = req.build_chat_params(None, "auto")
     except Exception as e:  # vLLM's rejection, recorded as such
         return {"body": body, "error": str(e).splitlines()[0]}
-    return {"body": body, "messages": plain(msgs), "tools": strip_none(plain(tools)) if tools else None,
+    case = {"body": body, "messages": plain(msgs), "tools": strip_none(plain(tools)) if tools else None,
             "chat_template_kwargs": plain(params.chat_template_kwargs)}
+    case["tokens"] = render(plain(msgs), tools, dict(params.chat_template_kwargs))
+    return case
 
 
 def messages_case(body):
@@ -216,19 +270,28 @@ def messages_case(body):
             req, merge_inline_system=False, disabled_thinking_effort="none")
     except Exception as e:
         return {"body": body, "error": str(e).splitlines()[0]}
-    tools = [strip_none(t.model_dump()) for t in chat.tools] if chat.tools else None
-    return {"body": body, "messages": plain(chat.messages), "tools": tools,
+    tool_dicts = [t.model_dump() for t in chat.tools] if chat.tools else None
+    tools = [strip_none(t) for t in tool_dicts] if tool_dicts else None
+    case = {"body": body, "messages": plain(chat.messages), "tools": tools,
             "reasoning_effort": chat.reasoning_effort, "chat_template_kwargs": chat.chat_template_kwargs,
             "stream": bool(chat.stream),
             "include_usage": bool(chat.stream_options and chat.stream_options.include_usage)}
+    if not has_image(case["messages"]):
+        params = chat.build_chat_params(None, "auto")
+        case["tokens"] = render(case["messages"], tool_dicts, dict(params.chat_template_kwargs))
+    return case
+
+
+TOKENIZERS = {}
 
 
 def main():
-    out = {"vllm_version": "0.33.0",
+    TOKENIZERS.update(tokenizers())
+    out = {"families": sorted(TOKENIZERS),"vllm_version": "0.33.0",
            "responses": {k: responses_case(v) for k, v in RESPONSES.items()},
            "messages": {k: messages_case(v) for k, v in MESSAGES.items()}}
     with open(os.path.join(HERE, "agents_golden.json"), "w") as f:
-        json.dump(out, f, indent=1, ensure_ascii=False, sort_keys=True)
+        json.dump(out, f, indent=1, ensure_ascii=False)
         f.write("\n")
 
 
