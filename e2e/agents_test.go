@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/warmroute/warmroute/e2e/harness"
 	"github.com/warmroute/warmroute/internal/testwait"
+	"github.com/warmroute/warmroute/openai"
 )
 
 // agentTurn is one agent API request through Envoy and what became of it.
@@ -33,6 +35,10 @@ func agentPost(t *testing.T, ps *harness.PrefixStack, path string, req map[strin
 	}
 	turn.simID = servedBy(t, ps.Stack, r)
 	turn.decision = parseDecision(r.header.Get("x-warmroute-decision"))
+	payload := r.body
+	if req["stream"] == true {
+		payload = completedResponse(t, r.body)
+	}
 	var b struct {
 		ID     string `json:"id"`
 		Output []struct {
@@ -51,8 +57,8 @@ func agentPost(t *testing.T, ps *harness.PrefixStack, path string, req map[strin
 			} `json:"input_tokens_details"`
 		} `json:"usage"`
 	}
-	if err := json.Unmarshal(r.body, &b); err != nil {
-		t.Fatalf("decoding %s: %v", r.body, err)
+	if err := json.Unmarshal(payload, &b); err != nil {
+		t.Fatalf("decoding %s: %v", payload, err)
 	}
 	turn.id = b.ID
 	switch {
@@ -70,6 +76,27 @@ func agentPost(t *testing.T, ps *harness.PrefixStack, path string, req map[strin
 		t.Fatalf("no usage with cached tokens in %s", r.body)
 	}
 	return turn
+}
+
+// completedResponse returns the response of a Responses stream's
+// response.completed event.
+func completedResponse(t *testing.T, body []byte) []byte {
+	t.Helper()
+	events, err := openai.ReadEvents(bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events {
+		var ev struct {
+			Type     string          `json:"type"`
+			Response json.RawMessage `json:"response"`
+		}
+		if json.Unmarshal(e, &ev) == nil && ev.Type == "response.completed" {
+			return ev.Response
+		}
+	}
+	t.Fatalf("no response.completed event in %q", body)
+	return nil
 }
 
 // TestAgentConversationsStayWarm: a ten-turn agent conversation over
@@ -114,7 +141,21 @@ func checkWarmTurn(t *testing.T, ps *harness.PrefixStack, i int, turn, prev, fir
 	}
 }
 
+// waitKnownUsage waits until the router has read known usage (prompt and
+// cached tokens, which feed the TTL controller) from n more responses than
+// before.
+func waitKnownUsage(t *testing.T, ps *harness.PrefixStack, before float64, n int) {
+	t.Helper()
+	testwait.Until(t, 10*time.Second, func() string {
+		if v := scrapeValue(t, ps, usageMetric, map[string]string{"result": "known"}); v != max(before, 0)+float64(n) {
+			return fmt.Sprintf("%s{result=known} = %v, want %v", usageMetric, v, max(before, 0)+float64(n))
+		}
+		return ""
+	})
+}
+
 func testMessagesConversation(t *testing.T, ps *harness.PrefixStack) {
+	usageBefore := scrapeValue(t, ps, usageMetric, map[string]string{"result": "known"})
 	system := "You are a coding agent. " + words("agentsys", 30)
 	var msgs []map[string]any
 	var turns []agentTurn
@@ -131,9 +172,11 @@ func testMessagesConversation(t *testing.T, ps *harness.PrefixStack) {
 		turns = append(turns, turn)
 		msgs = append(msgs, map[string]any{"role": "assistant", "content": turn.text})
 	}
+	waitKnownUsage(t, ps, usageBefore, 10)
 }
 
 func testResponsesItemsConversation(t *testing.T, ps *harness.PrefixStack) {
+	usageBefore := scrapeValue(t, ps, usageMetric, map[string]string{"result": "known"})
 	instructions := "You are a research agent. " + words("respsys", 30)
 	var items []map[string]any
 	var turns []agentTurn
@@ -151,6 +194,7 @@ func testResponsesItemsConversation(t *testing.T, ps *harness.PrefixStack) {
 		items = append(items, map[string]any{"type": "message", "role": "assistant", "status": "completed",
 			"content": []map[string]any{{"type": "output_text", "text": turn.text, "annotations": []any{}}}})
 	}
+	waitKnownUsage(t, ps, usageBefore, 10)
 }
 
 func testPreviousResponseID(t *testing.T, ps *harness.PrefixStack) {
@@ -164,6 +208,8 @@ func testPreviousResponseID(t *testing.T, ps *harness.PrefixStack) {
 		if prev != "" {
 			req["previous_response_id"] = prev
 		}
+		// Every other turn streams: the id is learnt from response.created.
+		req["stream"] = i%2 == 1
 		turn := agentPost(t, ps, "/v1/responses", req)
 		if turn.status != http.StatusOK {
 			t.Fatalf("turn %d: %d %s", i, turn.status, turn.body)
