@@ -27,6 +27,11 @@ type Share struct {
 	log     *slog.Logger
 	out     chan api.AffinityMessage
 
+	// gapMu guards the connection state last seen by lastGap.
+	gapMu      sync.Mutex
+	reconnects uint64
+	gapAt      time.Time
+
 	sub    *nats.Subscription
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -44,8 +49,22 @@ func NewShare(store *Store, nc *nats.Conn, replica string, log *slog.Logger) (*S
 	}
 	sh := &Share{store: store, nc: nc, replica: replica, log: log,
 		out: make(chan api.AffinityMessage, queueSize), done: make(chan struct{})}
+	sh.reconnects = nc.Stats().Reconnects
 	store.published = sh.enqueue
+	store.gap = sh.lastGap
 	return sh, nil
+}
+
+// lastGap is the last time the connection was seen down or found to have
+// reconnected: other replicas' ids published meanwhile were missed, so the
+// table is not complete until a window has passed since.
+func (sh *Share) lastGap(now time.Time) time.Time {
+	sh.gapMu.Lock()
+	defer sh.gapMu.Unlock()
+	if r := sh.nc.Stats().Reconnects; r != sh.reconnects || !sh.nc.IsConnected() {
+		sh.reconnects, sh.gapAt = r, now
+	}
+	return sh.gapAt
 }
 
 func (sh *Share) enqueue(pool, id, endpoint string, at time.Time) {

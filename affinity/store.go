@@ -18,6 +18,9 @@ type Store struct {
 	started    time.Time
 	// published, when set, hears each locally learnt id (the Share).
 	published func(pool, id, endpoint string, at time.Time)
+	// gap, when set, reports the last time the table may have missed
+	// another replica's ids (the Share: NATS down or reconnected).
+	gap func(now time.Time) time.Time
 
 	mu    sync.Mutex
 	pools map[string]*table
@@ -177,6 +180,11 @@ func (s *Store) Lookup(pool, id string, candidates []string) (string, scorer.Aff
 	complete = now.Sub(s.started) >= s.maxAge && (t == nil || t.lastRoomEviction.IsZero() ||
 		now.Sub(t.lastRoomEviction) >= s.maxAge)
 	s.mu.Unlock()
+	if complete && s.gap != nil {
+		if g := s.gap(now); !g.IsZero() && now.Sub(g) < s.maxAge {
+			complete = false
+		}
+	}
 	r := scorer.AffinityUnsure
 	switch {
 	case ok && slices.Contains(candidates, e.endpoint):
