@@ -63,6 +63,9 @@ func errorReply(err error) (int, api.ErrorResponse) {
 		status, typ, msg = http.StatusRequestEntityTooLarge, api.ErrTypeTooLarge, err.Error()
 	case errors.Is(err, ErrOverloaded):
 		status, typ, msg = http.StatusServiceUnavailable, api.ErrTypeUnavailable, err.Error()
+	case errors.Is(err, scorer.ErrResponseNotFound):
+		// vLLM's own answer for an unknown previous_response_id.
+		status, typ, msg = http.StatusNotFound, api.ErrTypeInvalidRequest, err.Error()
 	case errors.Is(err, scorer.ErrNoEndpoint):
 		status, typ, msg = http.StatusServiceUnavailable, api.ErrTypeUnavailable, err.Error()
 	}
@@ -70,6 +73,10 @@ func errorReply(err error) (int, api.ErrorResponse) {
 	var fe *fieldError
 	if status == http.StatusBadRequest && errors.As(err, &fe) {
 		body.Error.Param = &fe.field
+	}
+	if errors.Is(err, scorer.ErrResponseNotFound) {
+		param := "response_id"
+		body.Error.Param = &param
 	}
 	return status, body
 }

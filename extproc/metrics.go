@@ -18,6 +18,7 @@ const (
 	outcomeNoEndpoint
 	outcomeInternal
 	outcomeOverloaded
+	outcomeResponseNotFound
 	numOutcomes
 )
 
@@ -29,6 +30,8 @@ var outcomeNames = [numOutcomes]string{
 	outcomeNoEndpoint:   "no_endpoint",
 	outcomeInternal:     "internal",
 	outcomeOverloaded:   "overloaded",
+	// a previous_response_id the router cannot reach (scorer.Affinity)
+	outcomeResponseNotFound: "response_not_found",
 }
 
 func (o outcome) String() string { return outcomeNames[o] }

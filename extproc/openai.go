@@ -53,6 +53,9 @@ type wireStreamOptions struct {
 // rather than for routing.
 type requestExtras struct {
 	includeUsage bool
+	// store is a Responses request's store (vLLM's default true): whether
+	// the engine may keep the response for a later previous_response_id.
+	store bool
 }
 
 // decodeOptions accept duplicate member names (the last one wins) because the
@@ -61,7 +64,9 @@ type requestExtras struct {
 var decodeOptions = jsontext.AllowDuplicateNames(true)
 
 // ParseRequest reads an OpenAI request body sent to path (a query string is
-// ignored). /v1/completions and /v1/chat/completions are parsed fully and any
+// ignored). /v1/completions and /v1/chat/completions are parsed fully, and
+// /v1/responses and /v1/messages converted to the chat request vLLM renders
+// for them (openai_responses.go, anthropic.go); any
 // problem is returned as an error matching one of the 400-class sentinels;
 // other paths never fail: their body is only searched for a top-level "model"
 // string and the request is routed on load alone.
@@ -73,6 +78,12 @@ func ParseRequest(path string, body []byte) (*scorer.Request, error) {
 func parseRequest(path string, body []byte) (*scorer.Request, requestExtras, error) {
 	var extra requestExtras
 	path, _, _ = strings.Cut(path, "?")
+	switch path {
+	case pathResponses:
+		return parseResponses(path, body)
+	case pathMessages:
+		return parseMessages(path, body)
+	}
 	req := &scorer.Request{Kind: kindOf(path), Path: path, BodyBytes: len(body)}
 	if req.Kind == scorer.KindOther {
 		req.Model = sniffModel(body)

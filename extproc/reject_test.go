@@ -233,6 +233,7 @@ warmroute_extproc_requests_total{outcome="bad_request"} 1
 warmroute_extproc_requests_total{outcome="internal"} 0
 warmroute_extproc_requests_total{outcome="no_endpoint"} 0
 warmroute_extproc_requests_total{outcome="overloaded"} 0
+warmroute_extproc_requests_total{outcome="response_not_found"} 0
 warmroute_extproc_requests_total{outcome="routed"} 1
 warmroute_extproc_requests_total{outcome="too_large"} 0
 warmroute_extproc_requests_total{outcome="unknown_model"} 0

@@ -45,7 +45,8 @@ func (st *stream) usageReaderFor(ctype string) *usageReader {
 	if st.srv.opts.DisableResponseParsing || st.respMode == filterv3.ProcessingMode_NONE {
 		return nil
 	}
-	return newUsageReader(isEventStream(ctype, st.streaming), int(st.srv.opts.MaxResponseBytes))
+	r := newUsageReader(isEventStream(ctype, st.streaming), int(st.srv.opts.MaxResponseBytes))
+	return r.forAPI(dialectOf(st.path), st.learnResponseID())
 }
 
 // responseMeta reads the status (0 when absent or malformed) and content type.

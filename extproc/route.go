@@ -102,7 +102,7 @@ func (st *stream) routed(d *scorer.Decision, routeMsg *extprocv3.ProcessingRespo
 // needs to know.
 func (st *stream) parse(body []byte) (*scorer.Request, error) {
 	req, extra, err := parseRequest(st.path, body)
-	st.includeUsage = extra.includeUsage
+	st.includeUsage, st.store = extra.includeUsage, extra.store
 	return req, err
 }
 

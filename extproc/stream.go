@@ -36,6 +36,8 @@ type stream struct {
 	// streaming and includeUsage are the request's stream and
 	// stream_options.include_usage, for reading the response.
 	streaming, includeUsage bool
+	// store is a Responses request's store: its response id is learnt.
+	store bool
 	// usage reads the response body; nil when it is not read.
 	usage     *usageReader
 	ended     bool // end ran
@@ -219,9 +221,16 @@ func (st *stream) fail(err error) reply {
 	if errors.Is(err, ErrOverloaded) {
 		o = outcomeOverloaded
 	}
+	if errors.Is(err, scorer.ErrResponseNotFound) {
+		o = outcomeResponseNotFound
+	}
 	st.srv.metrics.requests[o].Inc()
 	st.srv.log.Debug("rejected request", "status", status, "outcome", o.String(), "err", err)
-	return reply{msgs: []*extprocv3.ProcessingResponse{immediateResponse(status, body, o)}, done: true}
+	msg := immediateResponse(status, body, o)
+	if dialectOf(st.path) == dialectAnthropic {
+		anthropicErrorBody(msg, status, body)
+	}
+	return reply{msgs: []*extprocv3.ProcessingResponse{msg}, done: true}
 }
 
 func (st *stream) panicked(v any) reply {

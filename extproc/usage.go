@@ -40,6 +40,29 @@ type usageReader struct {
 	events *openai.EventParser // nil for a JSON body
 	last   []byte              // data of the last event whose usage is set
 	body   boundedBody
+	api    dialect
+	// onID, when set, hears a Responses response's id once (usage_agents.go).
+	onID func(id string, stored bool)
+}
+
+// forAPI makes r read d's usage and report a Responses id to onID.
+func (r *usageReader) forAPI(d dialect, onID func(id string, stored bool)) *usageReader {
+	r.api, r.body.api = d, d
+	if d == dialectResponses {
+		r.onID = onID
+	}
+	return r
+}
+
+// sawID reports the id of a Responses body or event once.
+func (r *usageReader) sawID(b []byte) {
+	if r.onID == nil {
+		return
+	}
+	if id, stored, ok := responseID(b); ok {
+		r.onID(id, stored)
+		r.onID = nil
+	}
 }
 
 func newUsageReader(sse bool, limit int) *usageReader {
@@ -54,6 +77,9 @@ func newUsageReader(sse bool, limit int) *usageReader {
 // is dropped by the parser, and its error ignored: token events with huge
 // logprobs are not what the reader looks for.
 func (r *usageReader) event(data []byte) {
+	if r.onID != nil && isCreatedEvent(data) {
+		r.sawID(data)
+	}
 	if openai.HasUsage(data) {
 		r.last = append(r.last[:0], data...)
 	}
@@ -70,18 +96,22 @@ func (r *usageReader) write(p []byte) {
 // finish returns the usage the body reported; call it once, at the end.
 func (r *usageReader) finish() usage {
 	if r.events == nil {
+		if !r.body.overflow && len(r.body.buf) > 0 {
+			r.sawID(r.body.buf)
+		}
 		return r.body.finish()
 	}
 	_ = r.events.End() // a last line over the limit is skipped like any other
 	if r.last == nil {
 		return usage{}
 	}
-	return decodeUsage(r.last)
+	return decodeUsageAs(r.api, r.last)
 }
 
 // boundedBody keeps a non-streaming response body up to limit bytes; a
 // longer body is dropped and its usage is unknown.
 type boundedBody struct {
+	api      dialect
 	limit    int
 	buf      []byte
 	overflow bool
@@ -102,5 +132,5 @@ func (b *boundedBody) finish() usage {
 	if b.overflow || len(b.buf) == 0 {
 		return usage{}
 	}
-	return decodeUsage(b.buf)
+	return decodeUsageAs(b.api, b.buf)
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/warmroute/warmroute/affinity"
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/extproc"
@@ -36,6 +37,8 @@ type Config struct {
 	Events subscriber.Config `json:"events,omitempty"`
 	// TTL controls the lifetime of speculative index entries.
 	TTL ttl.Config `json:"ttl,omitempty"`
+	// Affinity keeps which endpoint stored each Responses response.
+	Affinity affinity.Config `json:"affinity,omitempty"`
 }
 
 // Server holds the listeners of `warmroute serve`, the one part of the
@@ -105,6 +108,7 @@ func (c Config) WithDefaults() Config {
 	c.Index = c.Index.WithDefaults()
 	c.Events = c.Events.WithDefaults()
 	c.TTL = c.TTL.WithDefaults()
+	c.Affinity = c.Affinity.WithDefaults()
 	return c
 }
 
@@ -129,7 +133,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("shutdownGrace must not be negative, got %s", c.ShutdownGrace.D()))
 	}
 	for _, err := range []error{c.Proxy.Validate(), c.Routing.Validate(), c.Index.Validate(),
-		c.Events.Validate(), c.TTL.Validate()} {
+		c.Events.Validate(), c.TTL.Validate(), c.Affinity.Validate()} {
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -88,12 +88,20 @@ func (r *Router) startEvents(ctx context.Context) (<-chan struct{}, error) {
 			r.log.Error("prediction share stopped; predictions stay local", "err", err)
 		}
 	}
+	if r.affinityShare != nil {
+		if err := r.affinityShare.Start(ctx); err != nil {
+			r.log.Error("affinity share stopped; response ids stay local", "err", err)
+		}
+	}
 	return r.sub.Ready(), nil
 }
 
 // closeEvents stops the share and the subscriber, waiting for them, then
 // closes NATS. Each Close is idempotent.
 func (r *Router) closeEvents() {
+	if r.affinityShare != nil {
+		r.affinityShare.Close()
+	}
 	if r.share != nil {
 		r.share.Close()
 	}

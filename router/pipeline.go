@@ -32,6 +32,9 @@ type pipelineHooks struct {
 	// predictions shares committed predictions with other replicas; nil
 	// keeps them local.
 	predictions scorer.PredictionSink
+	// affinity maps stored Responses ids to endpoints; nil routes
+	// previous_response_id requests on load.
+	affinity scorer.Affinity
 }
 
 // newPipeline builds the pipeline from cfg (defaults applied) and registers
@@ -65,6 +68,7 @@ func newPipeline(cfg Config, reg prometheus.Registerer, hooks pipelineHooks) (*p
 		Fallbacks: cfg.Fallbacks, Index: ix, Tokens: tokens, Scoring: cfg.Scoring,
 		TTL: hooks.ttl, EngineLoad: hooks.engine, Liveness: hooks.liveness, Metrics: metrics, Predictions: hooks.predictions,
 		LearnMaxModelLen: true,
+		Affinity: hooks.affinity,
 	})
 	return &pipeline{index: ix, pools: pools, load: load, scorer: s}, nil
 }

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/warmroute/warmroute/affinity"
 	"github.com/warmroute/warmroute/buildinfo"
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/predictions"
@@ -51,6 +52,10 @@ type Router struct {
 	sub        *subscriber.Subscriber
 	subMetrics *subscriber.Metrics
 	share      *predictions.Share
+	// affinity is the response-id table; affinityShare shares it (nil
+	// unless predictions are shared: the same replicas need both).
+	affinity      *affinity.Store
+	affinityShare *affinity.Share
 }
 
 // New builds the router in dependency order: NATS, the event subscriber,
@@ -82,6 +87,10 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 	if r.share != nil {
 		hooks.predictions = r.share
 	}
+	if err = r.openAffinity(); err != nil {
+		return nil, err
+	}
+	hooks.affinity = r.affinity
 	if r.pipe, err = newPipeline(cfg, reg, hooks); err != nil {
 		return nil, err
 	}

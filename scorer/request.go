@@ -12,7 +12,9 @@ const (
 	KindOther Kind = iota
 	// KindCompletion is POST /v1/completions.
 	KindCompletion
-	// KindChat is POST /v1/chat/completions.
+	// KindChat is POST /v1/chat/completions, and the agent APIs
+	// (POST /v1/responses, POST /v1/messages) once converted to the chat
+	// request vLLM renders for them; Path tells them apart.
 	KindChat
 )
 
@@ -63,6 +65,9 @@ type Request struct {
 	Stream        bool
 	CacheSalt     string
 	BodyBytes     int
+	// PreviousResponseID is a Responses request's previous_response_id: the
+	// engine that stored that response must serve it (Options.Affinity).
+	PreviousResponseID string
 	// Subset, when non-nil, restricts the candidates to these endpoints (the
 	// gateway's subset hint). An empty non-nil slice allows none.
 	Subset []string

@@ -41,6 +41,9 @@ type Options struct {
 	// configured maxModelLen for theirs (GET /v1/models) and bound its
 	// prompts by it.
 	LearnMaxModelLen bool
+	// Affinity maps stored Responses response ids to their endpoints
+	// (affinity.go); nil routes previous_response_id requests on load.
+	Affinity Affinity
 }
 
 // Scorer picks endpoints for requests. Safe for concurrent use; build it
@@ -96,6 +99,9 @@ func (s *Scorer) Pick(ctx context.Context, req *Request) (*Decision, error) {
 	}
 	if candidates = s.live(candidates); len(candidates) == 0 {
 		return nil, fmt.Errorf("pool %q: every eligible endpoint's engine is down: %w", pl.name, ErrNoEndpoint)
+	}
+	if req.PreviousResponseID != "" {
+		return s.pickByAffinity(pl, req, candidates)
 	}
 	d := &Decision{Pool: pl.name, model: pl.name, s: s, ID: index.DecisionID(s.nextID.Add(1))}
 	note := s.prepare(ctx, pl, req, candidates, d)

@@ -158,6 +158,7 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 
 var knownPaths = map[string]bool{
 	"/v1/completions": true, "/v1/chat/completions": true, "/v1/models": true,
+	"/v1/responses": true, "/v1/messages": true,
 	"/health": true, "/metrics": true, "/tokenize": true, "/reset_prefix_cache": true,
 	"/debug/cache": true, "/debug/events": true, "/debug/restart": true, "/debug/reset_prefix_cache": true,
 }

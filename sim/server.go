@@ -29,6 +29,7 @@ type Server struct {
 	loras   map[string]bool
 	started int64 // unix seconds, reported as the models' creation time
 	handler http.Handler
+	stored  responseStore // stored Responses answers (agents.go)
 }
 
 // New returns a simulator configured by opts (defaults applied).
@@ -62,6 +63,8 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/completions", s.generate(completionsAPI{}))
 	mux.Handle("POST /v1/chat/completions", s.generate(chatAPI{}))
+	mux.Handle("POST /v1/responses", s.agent(apiResponses))
+	mux.Handle("POST /v1/messages", s.agent(apiMessages))
 	mux.HandleFunc("GET /v1/models", s.listModels)
 	mux.HandleFunc("GET /health", s.health)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))

@@ -1,0 +1,69 @@
+package affinity
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/warmroute/warmroute/internal/promreg"
+	"github.com/warmroute/warmroute/scorer"
+)
+
+// Metrics count response-id affinity, built by NewMetrics. One Metrics
+// serves one Store and its Share; safe for concurrent use.
+type Metrics struct {
+	lookups   [4]prometheus.Counter  // by scorer.AffinityResult
+	learned   *prometheus.CounterVec // source: local, remote
+	evicted   *prometheus.CounterVec // reason: age, room
+	shared    *prometheus.CounterVec // result: published, publish_error, received, own, malformed, ignored (expired or already known)
+	entries   *entriesCollector
+	lookupVec *prometheus.CounterVec
+}
+
+// NewMetrics creates the metrics and registers them on reg (nil: not
+// registered). It fails when reg already holds one of them.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	b := &promreg.Builder{Reg: reg, Namespace: "warmroute", Subsystem: "affinity"}
+	m := &Metrics{
+		lookupVec: b.CounterVec("lookups_total",
+			"Requests naming a previous_response_id, by result: hit (routed to the storing endpoint), "+
+				"endpoint_down (its endpoint is down: answered 404), unknown (not stored within the window: answered 404), "+
+				"unsure (not known, table incomplete: routed on load).", "result"),
+		learned: b.CounterVec("learned_total",
+			"Stored response ids learnt, by source: local (this replica's responses) or remote (another replica's).", "source"),
+		evicted: b.CounterVec("evictions_total",
+			"Response ids dropped from the table, by reason: age (older than affinity.maxAge) or room (the pool's table was full).",
+			"reason"),
+		shared: b.CounterVec("share_messages_total",
+			"Response-id messages between replicas, by result: published, publish_error, received, own, malformed, ignored (expired or already known).",
+			"result"),
+	}
+	for _, r := range []scorer.AffinityResult{scorer.AffinityHit, scorer.AffinityEndpointDown, scorer.AffinityUnknown, scorer.AffinityUnsure} {
+		m.lookups[r] = m.lookupVec.WithLabelValues(r.String())
+	}
+	m.entries = &entriesCollector{}
+	b.Add(m.entries)
+	if b.Err() != nil {
+		return nil, fmt.Errorf("registering affinity metrics: %w", b.Err())
+	}
+	return m, nil
+}
+
+func (m *Metrics) bindStore(s *Store) { m.entries.store.Store(s) }
+
+var entriesDesc = prometheus.NewDesc("warmroute_affinity_entries",
+	"Response ids kept over all pools.", nil, nil)
+
+// entriesCollector reads the store's size at scrape time.
+type entriesCollector struct{ store atomic.Pointer[Store] }
+
+func (c *entriesCollector) Describe(ch chan<- *prometheus.Desc) { ch <- entriesDesc }
+
+func (c *entriesCollector) Collect(ch chan<- prometheus.Metric) {
+	n := 0
+	if s := c.store.Load(); s != nil {
+		n = s.Len()
+	}
+	ch <- prometheus.MustNewConstMetric(entriesDesc, prometheus.GaugeValue, float64(n))
+}

@@ -1,0 +1,116 @@
+package affinity_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/warmroute/warmroute/affinity"
+	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/internal/testclock"
+	"github.com/warmroute/warmroute/scorer"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func newStore(maxAge time.Duration, maxEntries int) (*affinity.Store, *testclock.Manual) {
+	clk := testclock.New(t0)
+	s := affinity.New(affinity.Config{MaxAge: api.Duration(maxAge)},
+		affinity.Options{Now: clk.Now, Limits: affinity.Limits{MaxEntries: maxEntries}})
+	return s, clk
+}
+
+// TestLookup: each result as the scorer sees it, from a known live
+// endpoint to an unknown id in a table that is, or is not yet, complete.
+func TestLookup(t *testing.T) {
+	live := []string{"a:1", "b:1"}
+	for _, tt := range []struct {
+		name     string
+		setup    func(*affinity.Store, *testclock.Manual)
+		pool, id string
+		want     scorer.AffinityResult
+		wantEP   string
+	}{
+		{"known and live", func(s *affinity.Store, _ *testclock.Manual) { s.Stored("p", "resp_1", "b:1") },
+			"p", "resp_1", scorer.AffinityHit, "b:1"},
+		{"known, endpoint not live", func(s *affinity.Store, _ *testclock.Manual) { s.Stored("p", "resp_1", "c:1") },
+			"p", "resp_1", scorer.AffinityEndpointDown, ""},
+		{"known in another pool only", func(s *affinity.Store, _ *testclock.Manual) { s.Stored("q", "resp_1", "a:1") },
+			"p", "resp_1", scorer.AffinityUnsure, ""},
+		{"unknown right after start", func(*affinity.Store, *testclock.Manual) {}, "p", "resp_x", scorer.AffinityUnsure, ""},
+		{"unknown once complete", func(_ *affinity.Store, c *testclock.Manual) { c.Advance(time.Hour) },
+			"p", "resp_x", scorer.AffinityUnknown, ""},
+		{"expired by age", func(s *affinity.Store, c *testclock.Manual) { s.Stored("p", "resp_1", "a:1"); c.Advance(time.Hour) },
+			"p", "resp_1", scorer.AffinityUnknown, ""},
+		{"just inside the window", func(s *affinity.Store, c *testclock.Manual) {
+			s.Stored("p", "resp_1", "a:1")
+			c.Advance(time.Hour - time.Nanosecond)
+		}, "p", "resp_1", scorer.AffinityHit, "a:1"},
+		{"room eviction makes the table unsure", func(s *affinity.Store, c *testclock.Manual) {
+			c.Advance(time.Hour)
+			s.Stored("p", "resp_1", "a:1")
+			s.Stored("p", "resp_2", "a:1")
+			s.Stored("p", "resp_3", "a:1") // evicts resp_1 for room
+		}, "p", "resp_1", scorer.AffinityUnsure, ""},
+		{"room eviction forgotten after a window", func(s *affinity.Store, c *testclock.Manual) {
+			c.Advance(time.Hour)
+			for _, id := range []string{"resp_1", "resp_2", "resp_3"} {
+				s.Stored("p", id, "a:1")
+			}
+			c.Advance(time.Hour)
+		}, "p", "resp_1", scorer.AffinityUnknown, ""},
+		{"first endpoint wins", func(s *affinity.Store, _ *testclock.Manual) {
+			s.Stored("p", "resp_1", "a:1")
+			s.Stored("p", "resp_1", "b:1")
+		}, "p", "resp_1", scorer.AffinityHit, "a:1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, clk := newStore(time.Hour, 2)
+			tt.setup(s, clk)
+			ep, r := s.Lookup(tt.pool, tt.id, live)
+			if r != tt.want || ep != tt.wantEP {
+				t.Fatalf("Lookup = %q, %v; want %q, %v", ep, r, tt.wantEP, tt.want)
+			}
+		})
+	}
+}
+
+// TestRemote: another replica's id is kept with its own time, so it ages
+// out when it would have at the learning replica; one already too old or
+// already known is ignored.
+func TestRemote(t *testing.T) {
+	s, clk := newStore(time.Hour, 10)
+	if !s.Remote("p", "resp_1", "a:1", t0.Add(-30*time.Minute)) {
+		t.Fatal("a fresh remote id was not recorded")
+	}
+	if s.Remote("p", "resp_1", "b:1", t0) {
+		t.Fatal("a known id was recorded again")
+	}
+	if s.Remote("p", "resp_2", "a:1", t0.Add(-time.Hour)) {
+		t.Fatal("an id as old as maxAge was recorded")
+	}
+	if ep, r := s.Lookup("p", "resp_1", []string{"a:1"}); r != scorer.AffinityHit || ep != "a:1" {
+		t.Fatalf("Lookup = %q, %v", ep, r)
+	}
+	clk.Advance(30 * time.Minute)
+	if _, r := s.Lookup("p", "resp_1", []string{"a:1"}); r == scorer.AffinityHit {
+		t.Fatal("the remote id outlived its learning time plus maxAge")
+	}
+	if s.Len() != 0 {
+		t.Fatalf("Len = %d after the age eviction, want 0", s.Len())
+	}
+}
+
+// TestBoundedQueue: many ids through a small table keep it at its bound and
+// the queue compacted.
+func TestBoundedQueue(t *testing.T) {
+	s, clk := newStore(time.Minute, 100)
+	for i := range 10_000 {
+		s.Stored("p", string(rune('a'+i%26))+time.Duration(i).String(), "a:1")
+		if i%1000 == 0 {
+			clk.Advance(time.Second)
+		}
+	}
+	if n := s.Len(); n != 100 {
+		t.Fatalf("Len = %d, want the bound 100", n)
+	}
+}
