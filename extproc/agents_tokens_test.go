@@ -13,16 +13,6 @@ import (
 	"github.com/warmroute/warmroute/tokenizer/tokenizertest"
 )
 
-// rendererGaps are shapes whose conversion is right (TestResponsesGolden)
-// but whose rendering the chat renderer (package tokenizer) does not mirror
-// yet, for chat requests as much as for agent ones. Each must still differ:
-// once the renderer catches up the test fails until the entry is removed.
-var rendererGaps = map[string]string{
-	"/v1/responses/developer_and_system_roles": "vLLM turns developer messages into system ones and merges the system messages when the template has no developer role",
-	"/v1/responses/partial_assistant_continue": "continue_final_message: vLLM leaves the last assistant message open",
-	"/v1/responses/partial_reasoning_continue": "continue_final_message: vLLM leaves the last assistant message open",
-}
-
 type goldenTokens struct {
 	IDs   []uint32 `json:"ids"`
 	Error string   `json:"error"`
@@ -74,13 +64,6 @@ func TestAgentTokensGolden(t *testing.T) {
 							t.Fatal(err)
 						}
 						ids, err := lt.Tokens(context.Background(), req, nil)
-						if gap, ok := rendererGaps[api.path+"/"+name]; ok {
-							if err == nil && slices.Equal(ids, want.IDs) {
-								t.Fatalf("known renderer gap (%s) now renders as vLLM does: remove it from rendererGaps", gap)
-							}
-							t.Logf("known renderer gap: %s", gap)
-							return
-						}
 						if want.Error != "" {
 							if err == nil {
 								t.Fatalf("vLLM's template refused this conversation (%s); the router rendered %d tokens", want.Error, len(ids))

@@ -132,7 +132,10 @@ func parseResponses(path string, body []byte) (*scorer.Request, requestExtras, e
 	if err := setMessages(req, msgs); err != nil {
 		return nil, extra, err
 	}
+	// A partial last item is continued: no generation prompt, the last
+	// message left open (vLLM's continue_final_message).
 	req.NoGenerationPrompt = cont
+	req.ContinueFinalMessage = cont
 	if req.Tools, err = responsesTools(w.Tools); err != nil {
 		return nil, extra, err
 	}

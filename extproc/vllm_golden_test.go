@@ -72,7 +72,7 @@ func TestVLLMGolden(t *testing.T) {
 		for _, c := range g.Cases {
 			want := results[c.Name]
 			t.Run(fam+"/"+c.Name, func(t *testing.T) {
-				got, err := goldenTokens(local, c.Kind, c.Request)
+				got, err := vllmGoldenTokens(local, c.Kind, c.Request)
 				match := err == nil && want.Error == "" && slices.Equal(got, want.IDs)
 				if why, ok := knownVLLMDivergences[fam+"/"+c.Name]; ok {
 					if match {
@@ -94,7 +94,7 @@ func TestVLLMGolden(t *testing.T) {
 	}
 }
 
-func goldenTokens(local *scorer.LocalTokens, kind string, body json.RawMessage) ([]uint32, error) {
+func vllmGoldenTokens(local *scorer.LocalTokens, kind string, body json.RawMessage) ([]uint32, error) {
 	path := pathChatCompletions
 	if kind == "completion" {
 		path = pathCompletions

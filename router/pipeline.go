@@ -68,7 +68,7 @@ func newPipeline(cfg Config, reg prometheus.Registerer, hooks pipelineHooks) (*p
 		Fallbacks: cfg.Fallbacks, Index: ix, Tokens: tokens, Scoring: cfg.Scoring,
 		TTL: hooks.ttl, EngineLoad: hooks.engine, Liveness: hooks.liveness, Metrics: metrics, Predictions: hooks.predictions,
 		LearnMaxModelLen: true,
-		Affinity: hooks.affinity,
+		Affinity:         hooks.affinity,
 	})
 	return &pipeline{index: ix, pools: pools, load: load, scorer: s}, nil
 }

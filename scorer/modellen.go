@@ -57,9 +57,10 @@ type modelsResponse struct {
 // errNoModelLen reports a /v1/models answer without a usable max_model_len.
 var errNoModelLen = errors.New("no max_model_len in /v1/models")
 
-// fetchModelLen asks one engine for its max_model_len: the smallest one
-// listed (an engine lists its base model and its adapters, which share it).
-func fetchModelLen(ctx context.Context, client *http.Client, endpoint string) (int, error) {
+// FetchMaxModelLen asks one engine (host:port) for its max_model_len from
+// GET /v1/models: the smallest one listed (an engine lists its base model and
+// its adapters, which share it). It waits at most a few seconds.
+func FetchMaxModelLen(ctx context.Context, client *http.Client, endpoint string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, modelLenTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+endpoint+"/v1/models", nil)
@@ -100,7 +101,7 @@ func (s *Scorer) learnModelLen(ctx context.Context, client *http.Client, pl *poo
 	}
 	start := rand.IntN(len(endpoints)) // spread the asking over the pool
 	for i := range min(modelLenTries, len(endpoints)) {
-		n, err := fetchModelLen(ctx, client, endpoints[(start+i)%len(endpoints)])
+		n, err := FetchMaxModelLen(ctx, client, endpoints[(start+i)%len(endpoints)])
 		if err != nil {
 			s.opts.Metrics.modelLenFetch(fetchResult(err))
 			continue

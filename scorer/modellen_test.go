@@ -14,7 +14,6 @@ import (
 
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/internal/testwait"
-	"github.com/warmroute/warmroute/sim"
 )
 
 // engineModels serves /v1/models with body and counts the requests.
@@ -33,23 +32,12 @@ func engineModels(t *testing.T, status int, body string) (endpoint string, hits 
 	return strings.TrimPrefix(srv.URL, "http://"), hits
 }
 
-func simEngine(t *testing.T, maxModelLen int) string {
-	s, err := sim.New(sim.Options{Models: []string{"m"}, MaxModelLen: maxModelLen})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s.Handler())
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
-}
-
 func TestLearnMaxModelLen(t *testing.T) {
 	tests := []struct {
 		name       string
 		configured int
 		status     int
 		body       string
-		sim        int // > 0: a simulator with this max_model_len instead of body
 		want       int // the pool's token limit once settled
 		wantResult string
 		wantAsked  bool
@@ -58,7 +46,6 @@ func TestLearnMaxModelLen(t *testing.T) {
 			body: `{"object":"list","data":[{"id":"m","object":"model","max_model_len":100},{"id":"lora-a","max_model_len":100,"parent":"m"}]}`},
 		{name: "smallest listed wins", status: 200, want: 64, wantResult: "ok", wantAsked: true,
 			body: `{"data":[{"id":"m","max_model_len":100},{"id":"n","max_model_len":64}]}`},
-		{name: "simulator", sim: 128, want: 128, wantResult: "ok", wantAsked: true},
 		{name: "configured wins, never asked", configured: 1000, status: 200, want: 1000, wantAsked: false,
 			body: `{"data":[{"id":"m","max_model_len":100}]}`},
 		{name: "no max_model_len", status: 200, body: `{"data":[{"id":"m"}]}`, want: 0, wantResult: "missing", wantAsked: true},
@@ -67,13 +54,7 @@ func TestLearnMaxModelLen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var endpoint string
-			var hits *atomic.Int64
-			if tt.sim > 0 {
-				endpoint = simEngine(t, tt.sim)
-			} else {
-				endpoint, hits = engineModels(t, tt.status, tt.body)
-			}
+			endpoint, hits := engineModels(t, tt.status, tt.body)
 			m, err := NewMetrics(prometheus.NewRegistry())
 			if err != nil {
 				t.Fatal(err)
@@ -93,7 +74,7 @@ func TestLearnMaxModelLen(t *testing.T) {
 			if got := pl.limitOf().maxTokens; got != tt.want {
 				t.Errorf("token limit = %d, want %d", got, tt.want)
 			}
-			if hits != nil && (hits.Load() > 0) != tt.wantAsked {
+			if (hits.Load() > 0) != tt.wantAsked {
 				t.Errorf("engine asked %d times, want asked %v", hits.Load(), tt.wantAsked)
 			}
 		})
