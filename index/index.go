@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -131,14 +132,8 @@ func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expire
 	now := ix.now()
 	var out pending
 	created := 0
-	for _, k := range keys {
-		s := ix.shardOf(k)
-		s.mu.Lock()
-		if !s.c.holdsEndpoint(k, ep) && s.c.spec.insert(k, ep, d, at, expires, remote) {
-			created++
-		}
-		ix.afterWrite(s, now, &out)
-		s.mu.Unlock()
+	for base := 0; base < len(keys); base += lookupBatch {
+		created += ix.speculateBatch(keys[base:min(base+lookupBatch, len(keys))], ep, d, at, expires, now, remote, &out)
 	}
 	if remote {
 		ix.stats.remoteSpeculated.Add(int64(created))
@@ -147,6 +142,40 @@ func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expire
 	}
 	ix.report(out)
 	return created, nil
+}
+
+// speculateBatch inserts up to lookupBatch predictions under one set of
+// write locks, taken in ascending shard order as Lookup takes its read locks.
+// As in Lookup, every key's slots are probed before any entry is written, so
+// the probes' cache misses overlap instead of following one another.
+func (ix *Index) speculateBatch(batch []Key, ep uint32, d DecisionID, at, expires, now int64, remote bool, out *pending) int {
+	var shards [lookupBatch]uint64
+	locked := shards[:0]
+	for _, k := range batch {
+		locked = insertSorted(locked, ix.shardIndex(k))
+	}
+	for _, i := range locked {
+		ix.shards[i].mu.Lock()
+	}
+	var sink uint32
+	for _, k := range batch {
+		c := &ix.shardOf(k).c
+		sink += c.keys.head(k) + c.spec.heads.head(k)
+	}
+	created := 0
+	for _, k := range batch {
+		c := &ix.shardOf(k).c
+		if !c.holdsEndpoint(k, ep) && c.spec.insert(k, ep, d, at, expires, remote) {
+			created++
+		}
+	}
+	for _, i := range locked {
+		s := &ix.shards[i]
+		ix.afterWrite(s, now, out)
+		s.mu.Unlock()
+	}
+	runtime.KeepAlive(sink) // keeps the early probes from being optimized away
+	return created
 }
 
 // Sweep ends expired predictions (as StaleExpiry once Options.Grace has passed).
