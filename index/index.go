@@ -130,17 +130,18 @@ func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expire
 		return 0, fmt.Errorf("speculating on %q: too many endpoints: %w", endpoint, err)
 	}
 	now := ix.now()
-	var out pending
+	out := getPending()
+	defer putPending(out)
 	created := 0
 	for base := 0; base < len(keys); base += lookupBatch {
-		created += ix.speculateBatch(keys[base:min(base+lookupBatch, len(keys))], ep, d, at, expires, now, remote, &out)
+		created += ix.speculateBatch(keys[base:min(base+lookupBatch, len(keys))], ep, d, at, expires, now, remote, out)
 	}
 	if remote {
 		ix.stats.remoteSpeculated.Add(int64(created))
 	} else {
 		ix.stats.speculated.Add(int64(created))
 	}
-	ix.report(out)
+	ix.report(*out)
 	return created, nil
 }
 

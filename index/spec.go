@@ -1,6 +1,9 @@
 package index
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // spec is one speculative entry: endpoint ep is predicted to hold a key since
 // decision d was made at time at, until expires (Unix nanoseconds).
@@ -167,6 +170,24 @@ func (t *specTable) end(key Key, at, prev uint32, kind OutcomeKind, now int64, o
 // every lock is released. Outcomes of one decision on one endpoint in one call
 // are merged.
 type pending []pendingOutcome
+
+// pendingPool recycles the hot paths' outcome lists (Store, Speculate), so
+// that ending predictions allocates nothing in steady state.
+var pendingPool = sync.Pool{New: func() any { return new(pending) }}
+
+func getPending() *pending {
+	p := pendingPool.Get().(*pending)
+	*p = (*p)[:0]
+	return p
+}
+
+// putPending keeps lists of ordinary size; a huge one (an endpoint reset's)
+// is left to the garbage collector.
+func putPending(p *pending) {
+	if cap(*p) <= 256 {
+		pendingPool.Put(p)
+	}
+}
 
 type pendingOutcome struct {
 	kind     OutcomeKind
