@@ -146,7 +146,6 @@ func benchDecision(b *testing.B, n, blocks int) {
 	// On a shared machine wall p99 is mostly time other processes held
 	// the core; the thread's own CPU per decision is not.
 	b.ReportMetric(float64(own[len(own)*99/100].Nanoseconds()), "p99-cpu-ns")
-	}
 }
 
 func benchEndpoints(n int) []string {
