@@ -111,8 +111,9 @@ func (ix *Index) storeLocked(hd *holder, ev Stored, out *pending) (StoreResult, 
 		ix.stats.lengthMismatch.Add(1)
 	}
 	now, tick := ix.now(), ix.nextTick()
-	for i := range n {
-		ix.storeBlock(hd, ev.Hashes[i], keys[i], ev.Medium, now, tick, out)
+	for base := 0; base < n; base += lookupBatch {
+		end := min(base+lookupBatch, n)
+		ix.storeBatch(hd, ev.Hashes[base:end], keys[base:end], ev.Medium, now, tick, out)
 	}
 	res.Blocks = n
 	ix.stats.storedBlocks.Add(int64(n))

@@ -175,9 +175,13 @@ func (ix *Index) speculateBatch(batch []Key, ep uint32, d DecisionID, at, expire
 		ix.afterWrite(s, now, out)
 		s.mu.Unlock()
 	}
-	runtime.KeepAlive(sink) // keeps the early probes from being optimized away
+	keepProbe(sink)
 	return created
 }
+
+// keepProbe keeps a batch's early probes, whose values only warm the cache,
+// from being optimized away.
+func keepProbe(sink uint32) { runtime.KeepAlive(sink) }
 
 // Sweep ends expired predictions (as StaleExpiry once Options.Grace has passed).
 // Writes sweep the shards they touch; the owner calls Sweep periodically, for
