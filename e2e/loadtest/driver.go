@@ -119,6 +119,7 @@ func jsonSafe(s string) string {
 		return r
 	}, s)
 }
+
 // driver sends requests to url from concurrency workers, each waiting for
 // its answer before sending again (a closed loop), over keep-alive
 // connections.
