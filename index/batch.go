@@ -1,5 +1,7 @@
 package index
 
+import "runtime"
+
 // Store and Remove apply an event's blocks lookupBatch at a time, in three
 // passes: the holder's reverse-table slots are read for the whole batch, then
 // the batch's shards are write-locked in ascending order (as Lookup and
@@ -19,6 +21,27 @@ func (ix *Index) batchShards(keys []Key, dst *[lookupBatch]uint64) []uint64 {
 		shards = insertSorted(shards, ix.shardIndex(k))
 	}
 	return shards
+}
+
+// lockBatch write-locks the distinct shards of keys in ascending order and
+// returns them (in dst) for the caller to unlock.
+func (ix *Index) lockBatch(keys []Key, dst *[lookupBatch]uint64) []uint64 {
+	shards := ix.batchShards(keys, dst)
+	for _, i := range shards {
+		ix.shards[i].mu.Lock()
+	}
+	return shards
+}
+
+// probeBatch reads every key's slot and prediction head, only to start
+// their cache misses together; the caller holds the keys' shard locks.
+func (ix *Index) probeBatch(keys []Key) {
+	var sink uint32
+	for _, k := range keys {
+		c := &ix.shardOf(k).c
+		sink += c.keys.head(k) + c.spec.heads.head(k)
+	}
+	runtime.KeepAlive(sink) // keeps the probes from being optimized away
 }
 
 // repeats reports whether hashes (at most lookupBatch) holds a value twice.
@@ -52,15 +75,8 @@ func (ix *Index) storeBatch(hd *holder, hashes []uint64, keys []Key, m Medium, n
 		hd.rev.put(h, keys[j])
 	}
 	var buf [lookupBatch]uint64
-	shards := ix.batchShards(keys, &buf)
-	for _, i := range shards {
-		ix.shards[i].mu.Lock()
-	}
-	var sink uint32
-	for _, k := range keys {
-		c := &ix.shardOf(k).c
-		sink += c.keys.head(k) + c.spec.heads.head(k)
-	}
+	shards := ix.lockBatch(keys, &buf)
+	ix.probeBatch(keys)
 	created := 0
 	for j, k := range keys {
 		c := &ix.shardOf(k).c
@@ -78,7 +94,6 @@ func (ix *Index) storeBatch(hd *holder, hashes []uint64, keys []Key, m Medium, n
 		s.mu.Unlock()
 	}
 	hd.live.Add(int64(created))
-	keepProbe(sink)
 }
 
 // removeBatch removes one copy on m of up to lookupBatch blocks from hd and
@@ -106,14 +121,8 @@ func (ix *Index) removeBatch(hd *holder, hashes []uint64, m Medium) int {
 		return 0
 	}
 	var buf [lookupBatch]uint64
-	shards := ix.batchShards(keys, &buf)
-	for _, i := range shards {
-		ix.shards[i].mu.Lock()
-	}
-	var sink uint32
-	for _, k := range keys {
-		sink += ix.shardOf(k).c.keys.head(k)
-	}
+	shards := ix.lockBatch(keys, &buf)
+	ix.probeBatch(keys)
 	var drop [lookupBatch]bool
 	found, gone := 0, 0
 	for j, k := range keys {
@@ -138,6 +147,5 @@ func (ix *Index) removeBatch(hd *holder, hashes []uint64, m Medium) int {
 			hd.rev.delete(hashes[at[j]])
 		}
 	}
-	keepProbe(sink)
 	return found
 }

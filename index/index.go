@@ -2,7 +2,6 @@ package index
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -150,19 +149,9 @@ func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expire
 // As in Lookup, every key's slots are probed before any entry is written, so
 // the probes' cache misses overlap instead of following one another.
 func (ix *Index) speculateBatch(batch []Key, ep uint32, d DecisionID, at, expires, now int64, remote bool, out *pending) int {
-	var shards [lookupBatch]uint64
-	locked := shards[:0]
-	for _, k := range batch {
-		locked = insertSorted(locked, ix.shardIndex(k))
-	}
-	for _, i := range locked {
-		ix.shards[i].mu.Lock()
-	}
-	var sink uint32
-	for _, k := range batch {
-		c := &ix.shardOf(k).c
-		sink += c.keys.head(k) + c.spec.heads.head(k)
-	}
+	var buf [lookupBatch]uint64
+	shards := ix.lockBatch(batch, &buf)
+	ix.probeBatch(batch)
 	created := 0
 	for _, k := range batch {
 		c := &ix.shardOf(k).c
@@ -170,18 +159,13 @@ func (ix *Index) speculateBatch(batch []Key, ep uint32, d DecisionID, at, expire
 			created++
 		}
 	}
-	for _, i := range locked {
+	for _, i := range shards {
 		s := &ix.shards[i]
 		ix.afterWrite(s, now, out)
 		s.mu.Unlock()
 	}
-	keepProbe(sink)
 	return created
 }
-
-// keepProbe keeps a batch's early probes, whose values only warm the cache,
-// from being optimized away.
-func keepProbe(sink uint32) { runtime.KeepAlive(sink) }
 
 // Sweep ends expired predictions (as StaleExpiry once Options.Grace has passed).
 // Writes sweep the shards they touch; the owner calls Sweep periodically, for

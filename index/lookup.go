@@ -57,10 +57,7 @@ const lookupBatch = 8
 // candidate is still alive.
 func (ix *Index) lookupBatch(w *walk, batch []Key, base int, now int64, tick uint32, dst []Match) bool {
 	var shards [lookupBatch]uint64
-	locked := shards[:0]
-	for _, k := range batch {
-		locked = insertSorted(locked, ix.shardIndex(k))
-	}
+	locked := ix.batchShards(batch, &shards)
 	for _, i := range locked {
 		ix.shards[i].mu.RLock()
 	}
