@@ -51,10 +51,10 @@ func (t *specTable) countLive(ep uint32, now int64) int {
 		return 0
 	}
 	n := 0
-	for key := range t.heads {
+	t.heads.all(func(key Key, _ uint32) {
 		if at, _ := t.find(key, ep); at != 0 && now < t.specs[at-1].expires {
 			n++
 		}
-	}
+	})
 	return n
 }

@@ -79,14 +79,18 @@ func (ix *Index) Store(ev Stored) (StoreResult, error) {
 	if err != nil {
 		return StoreResult{}, fmt.Errorf("storing blocks: %w", err)
 	}
+	out := getPending()
+	defer putPending(out)
 	hd.mu.Lock()
-	res, out, err := ix.storeLocked(hd, ev)
+	res, err := ix.storeLocked(hd, ev, out)
 	hd.mu.Unlock()
-	ix.report(out)
+	ix.report(*out)
 	return res, err
 }
 
-func (ix *Index) storeLocked(hd *holder, ev Stored) (StoreResult, pending, error) {
+// storeLocked applies ev for hd, collecting outcomes in out; the caller
+// holds hd.mu and reports out once it is released.
+func (ix *Index) storeLocked(hd *holder, ev Stored, out *pending) (StoreResult, error) {
 	var res StoreResult
 	parent := ev.Identity.Root()
 	if ev.HasParent {
@@ -103,22 +107,22 @@ func (ix *Index) storeLocked(hd *holder, ev Stored) (StoreResult, pending, error
 	keys, err := AppendChainExtra((*kp)[:0], parent, ix.opts.BlockSize, ev.Tokens, ev.Extra)
 	*kp = keys
 	if err != nil {
-		return res, nil, fmt.Errorf("storing blocks for %q: %w", ev.Endpoint, err)
+		return res, fmt.Errorf("storing blocks for %q: %w", ev.Endpoint, err)
 	}
 	n := min(len(keys), len(ev.Hashes))
 	res.Skipped = len(ev.Hashes) - n
 	if len(keys) != len(ev.Hashes) {
 		ix.stats.lengthMismatch.Add(1)
 	}
-	var out pending
 	now, tick := ix.now(), ix.nextTick()
-	for i := range n {
-		ix.storeBlock(hd, ev.Hashes[i], keys[i], ev.Medium, now, tick, &out)
+	for base := 0; base < n; base += lookupBatch {
+		end := min(base+lookupBatch, n)
+		ix.storeBatch(hd, ev.Hashes[base:end], keys[base:end], ev.Medium, now, tick, out)
 	}
 	res.Blocks = n
 	ix.stats.storedBlocks.Add(int64(n))
 	ix.compact(hd)
-	return res, out, nil
+	return res, nil
 }
 
 // storeBlock records one copy of key under engine hash h. An engine reusing

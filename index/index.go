@@ -129,24 +129,42 @@ func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expire
 		return 0, fmt.Errorf("speculating on %q: too many endpoints: %w", endpoint, err)
 	}
 	now := ix.now()
-	var out pending
+	out := getPending()
+	defer putPending(out)
 	created := 0
-	for _, k := range keys {
-		s := ix.shardOf(k)
-		s.mu.Lock()
-		if !s.c.holdsEndpoint(k, ep) && s.c.spec.insert(k, ep, d, at, expires, remote) {
-			created++
-		}
-		ix.afterWrite(s, now, &out)
-		s.mu.Unlock()
+	for base := 0; base < len(keys); base += lookupBatch {
+		created += ix.speculateBatch(keys[base:min(base+lookupBatch, len(keys))], ep, d, at, expires, now, remote, out)
 	}
 	if remote {
 		ix.stats.remoteSpeculated.Add(int64(created))
 	} else {
 		ix.stats.speculated.Add(int64(created))
 	}
-	ix.report(out)
+	ix.report(*out)
 	return created, nil
+}
+
+// speculateBatch inserts up to lookupBatch predictions under one set of
+// write locks, taken in ascending shard order as Lookup takes its read locks.
+// As in Lookup, every key's slots are probed before any entry is written, so
+// the probes' cache misses overlap instead of following one another.
+func (ix *Index) speculateBatch(batch []Key, ep uint32, d DecisionID, at, expires, now int64, remote bool, out *pending) int {
+	var buf [lookupBatch]uint64
+	shards := ix.lockBatch(batch, &buf)
+	ix.probeBatch(batch)
+	created := 0
+	for _, k := range batch {
+		c := &ix.shardOf(k).c
+		if !c.holdsEndpoint(k, ep) && c.spec.insert(k, ep, d, at, expires, remote) {
+			created++
+		}
+	}
+	for _, i := range shards {
+		s := &ix.shards[i]
+		ix.afterWrite(s, now, out)
+		s.mu.Unlock()
+	}
+	return created
 }
 
 // Sweep ends expired predictions (as StaleExpiry once Options.Grace has passed).

@@ -57,14 +57,12 @@ const lookupBatch = 8
 // candidate is still alive.
 func (ix *Index) lookupBatch(w *walk, batch []Key, base int, now int64, tick uint32, dst []Match) bool {
 	var shards [lookupBatch]uint64
-	locked := shards[:0]
-	for _, k := range batch {
-		locked = insertSorted(locked, ix.shardIndex(k))
-	}
+	locked := ix.batchShards(batch, &shards)
 	for _, i := range locked {
 		ix.shards[i].mu.RLock()
 	}
 	var slots [lookupBatch]*keySlot
+	var specs [lookupBatch]uint32
 	var heads holderID
 	for j, k := range batch {
 		c := &ix.shardOf(k).c
@@ -73,11 +71,14 @@ func (ix *Index) lookupBatch(w *walk, batch []Key, base int, now int64, tick uin
 			// other keys' probes are still in flight; mark finds it cached.
 			heads |= c.at(slots[j].head).holder
 		}
+		if c.spec.n > 0 { // no second probe in shards without predictions
+			specs[j] = c.spec.heads.head(k)
+		}
 	}
 	w.sink = heads
 	alive := true
 	for j, k := range batch {
-		w.mark(&ix.shardOf(k).c, slots[j], k, now, tick, &ix.opts.Weights)
+		w.mark(&ix.shardOf(k).c, slots[j], specs[j], now, tick, &ix.opts.Weights)
 		if alive = w.advance(int32(base+j), dst); !alive {
 			break
 		}
@@ -213,9 +214,10 @@ func sameString(a, b string) bool {
 	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
-// mark records which candidates hold key, whose slot in c is slot (nil when
-// absent); the caller holds c's read lock.
-func (w *walk) mark(c *core, slot *keySlot, key Key, now int64, tick uint32, wt *Weights) {
+// mark records which candidates hold a key whose slot in c is slot (nil when
+// absent) and whose first prediction is spec (1-based, 0 when none); the
+// caller holds c's read lock.
+func (w *walk) mark(c *core, slot *keySlot, spec uint32, now int64, tick uint32, wt *Weights) {
 	ki := w.key
 	if slot != nil {
 		touchSlot(slot, tick)
@@ -229,10 +231,7 @@ func (w *walk) mark(c *core, slot *keySlot, key Key, now int64, tick uint32, wt 
 			}
 		}
 	}
-	if c.spec.n == 0 {
-		return // skips a second map probe in shards without predictions
-	}
-	for i := c.spec.heads[key]; i != 0; i = c.spec.specs[i-1].next {
+	for i := spec; i != 0; i = c.spec.specs[i-1].next {
 		s := &c.spec.specs[i-1]
 		if cand := w.candidate(s.endpoint()); cand >= 0 && now < s.expires {
 			w.spec[cand] = ki

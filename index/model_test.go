@@ -45,12 +45,17 @@ func (m *model) store(ev Stored) {
 	}
 	keys, _ := AppendChain(nil, parent, testBS, ev.Tokens)
 	for i, key := range keys[:min(len(keys), len(ev.Hashes))] {
-		if old, ok := m.rev[h][ev.Hashes[i]]; ok && old != key {
+		old, ok := m.rev[h][ev.Hashes[i]]
+		if ok && old != key {
 			delete(m.refs[h], old)
 		}
 		m.rev[h][ev.Hashes[i]] = key
 		r := m.refs[h][key]
-		r[ev.Medium]++
+		// A hash announced again for the same block on a medium that
+		// holds it (vLLM's kv_cache_report_mode=full) is one copy, not two.
+		if !ok || old != key || r[ev.Medium] == 0 {
+			r[ev.Medium]++
+		}
 		m.refs[h][key] = r
 		delete(m.spec[ev.Endpoint], key)
 	}

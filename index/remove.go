@@ -16,10 +16,9 @@ func (ix *Index) Remove(endpoint string, rank int, hashes []uint64, m Medium) (u
 		return len(hashes), nil
 	}
 	hd.mu.Lock()
-	for _, h := range hashes {
-		if !ix.removeBlock(hd, h, m) {
-			unknown++
-		}
+	for base := 0; base < len(hashes); base += lookupBatch {
+		batch := hashes[base:min(base+lookupBatch, len(hashes))]
+		unknown += len(batch) - ix.removeBatch(hd, batch, m)
 	}
 	ix.compact(hd)
 	hd.mu.Unlock()

@@ -1,6 +1,9 @@
 package index
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // spec is one speculative entry: endpoint ep is predicted to hold a key since
 // decision d was made at time at, until expires (Unix nanoseconds).
@@ -40,7 +43,11 @@ type expiryRef struct {
 // only until expiry (plus grace), so the table stays small: about decisions
 // per second times blocks per prompt times TTL.
 type specTable struct {
-	heads map[Key]uint32
+	// heads maps a key to the 1-based head of its prediction list. It is a
+	// flatKeys (the stamp unused) rather than a Go map: Lookup probes it for
+	// every key in a shard holding predictions and every decision inserts
+	// its missing blocks, and a flat probe is one dependent load.
+	heads flatKeys
 	specs []spec
 	free  uint32
 	n     int
@@ -48,10 +55,10 @@ type specTable struct {
 	qhead int
 }
 
-func newSpecTable() specTable { return specTable{heads: map[Key]uint32{}} }
+func newSpecTable() specTable { return specTable{} }
 
 func (t *specTable) find(key Key, ep uint32) (at, prev uint32) {
-	for i := t.heads[key]; i != 0; i = t.specs[i-1].next {
+	for i := t.heads.head(key); i != 0; i = t.specs[i-1].next {
 		if t.specs[i-1].endpoint() == ep {
 			return i, prev
 		}
@@ -73,14 +80,14 @@ func (t *specTable) insert(key Key, ep uint32, d DecisionID, at, expires int64, 
 		}
 		return false
 	}
-	s := spec{owner: ownerOf(ep, remote), next: t.heads[key], decision: d, at: at, expires: expires}
+	s := spec{owner: ownerOf(ep, remote), next: t.heads.head(key), decision: d, at: at, expires: expires}
 	if i := t.free; i != 0 {
 		t.free = t.specs[i-1].next
 		t.specs[i-1] = s
-		t.heads[key] = i
+		t.heads.put(key, i, 0)
 	} else {
 		t.specs = append(t.specs, s)
-		t.heads[key] = uint32(len(t.specs))
+		t.heads.put(key, uint32(len(t.specs)), 0)
 	}
 	t.n++
 	t.queue = append(t.queue, expiryRef{key, ep, expires})
@@ -120,15 +127,22 @@ func (t *specTable) expire(now, grace int64, out *pending) {
 
 // dropKey ends every prediction of key as Dropped.
 func (t *specTable) dropKey(key Key, now int64, out *pending) {
-	for t.heads[key] != 0 {
-		t.end(key, t.heads[key], 0, Dropped, now, out)
+	for h := t.heads.head(key); h != 0; h = t.heads.head(key) {
+		t.end(key, h, 0, Dropped, now, out)
 	}
 }
 
 // dropEndpoint ends every prediction for ep as Dropped. It scans the table,
 // which is fine for a rare reset and keeps every entry 32 bytes.
 func (t *specTable) dropEndpoint(ep uint32, now int64, out *pending) {
-	for key := range t.heads {
+	if t.n == 0 {
+		return
+	}
+	// Ending an entry may delete its key, which moves other slots of the
+	// flat table; collect the keys first.
+	var keys []Key
+	t.heads.all(func(k Key, _ uint32) { keys = append(keys, k) })
+	for _, key := range keys {
 		if at, prev := t.find(key, ep); at != 0 {
 			t.end(key, at, prev, Dropped, now, out)
 		}
@@ -140,9 +154,9 @@ func (t *specTable) end(key Key, at, prev uint32, kind OutcomeKind, now int64, o
 	out.add(kind, s.endpoint(), s.remote(), s.decision, time.Duration(now-s.at))
 	if prev == 0 {
 		if s.next == 0 {
-			delete(t.heads, key)
+			t.heads.remove(key)
 		} else {
-			t.heads[key] = s.next
+			t.heads.put(key, s.next, 0)
 		}
 	} else {
 		t.specs[prev-1].next = s.next
@@ -156,6 +170,24 @@ func (t *specTable) end(key Key, at, prev uint32, kind OutcomeKind, now int64, o
 // every lock is released. Outcomes of one decision on one endpoint in one call
 // are merged.
 type pending []pendingOutcome
+
+// pendingPool recycles the hot paths' outcome lists (Store, Speculate), so
+// that ending predictions allocates nothing in steady state.
+var pendingPool = sync.Pool{New: func() any { return new(pending) }}
+
+func getPending() *pending {
+	p := pendingPool.Get().(*pending)
+	*p = (*p)[:0]
+	return p
+}
+
+// putPending keeps lists of ordinary size; a huge one (an endpoint reset's)
+// is left to the garbage collector.
+func putPending(p *pending) {
+	if cap(*p) <= 256 {
+		pendingPool.Put(p)
+	}
+}
 
 type pendingOutcome struct {
 	kind     OutcomeKind

@@ -41,7 +41,13 @@ func NewDriftTokens(local *LocalTokens, rate float64, m *tokenizer.Metrics, clie
 
 // Tokens implements Tokens with the local encoding.
 func (d *DriftTokens) Tokens(ctx context.Context, req *Request, endpoints []string) ([]uint32, error) {
-	ids, err := d.local.Tokens(ctx, req, endpoints)
+	return d.AppendTokens(ctx, req, endpoints, nil)
+}
+
+// AppendTokens implements TokenAppender. A sampled comparison re-encodes
+// from the request, so it never holds dst.
+func (d *DriftTokens) AppendTokens(ctx context.Context, req *Request, endpoints []string, dst []uint32) ([]uint32, error) {
+	ids, err := d.local.AppendTokens(ctx, req, endpoints, dst)
 	if err == nil && len(endpoints) > 0 && rand.Float64() < d.rate {
 		d.sample(req, endpoints[rand.IntN(len(endpoints))])
 	}

@@ -29,6 +29,16 @@ func (idTokens) Tokens(_ context.Context, req *Request, _ []string) ([]uint32, e
 	return tokenIDs(ids)
 }
 
+// AppendTokens makes idTokens a TokenAppender, as LocalTokens is, so the
+// decision benchmarks reuse the id buffer like production does.
+func (idTokens) AppendTokens(_ context.Context, req *Request, _ []string, dst []uint32) ([]uint32, error) {
+	_, ids, ok := firstPrompt(req)
+	if !ok || ids == nil {
+		return dst, errors.New("test tokens: no ids")
+	}
+	return appendTokenIDs(dst, ids)
+}
+
 // policy is an in-memory TTLPolicy and UsageObserver that records calls.
 type policy struct {
 	ttl   time.Duration

@@ -81,7 +81,12 @@ type work struct {
 	fallbacks []int  // candidate indexes of the fallbacks
 	reason    []byte // the reason, built here and copied out once
 	loadRefs  loadRefs
+	ids       []uint32 // the prompt's token ids, read only until keyed
 }
+
+// maxPooledIDs bounds the id buffer a pooled work keeps (1 MiB): a rare huge
+// prompt's buffer is dropped rather than held by the pool.
+const maxPooledIDs = 1 << 18
 
 // Pick chooses an endpoint for req. With a tokenizer and an index for the
 // pool it weighs each eligible endpoint's cached prefix against load;
@@ -104,22 +109,29 @@ func (s *Scorer) Pick(ctx context.Context, req *Request) (*Decision, error) {
 		return s.pickByAffinity(pl, req, candidates)
 	}
 	d := &Decision{Pool: pl.name, model: pl.name, s: s, ID: index.DecisionID(s.nextID.Add(1))}
-	note := s.prepare(ctx, pl, req, candidates, d)
 	w := s.scratch.Get().(*work)
-	defer s.scratch.Put(w)
+	defer s.putWork(w)
+	note := s.prepare(ctx, w, pl, req, candidates, d)
 	s.decide(w, pl, candidates, d, note)
 	return d, nil
 }
 
+func (s *Scorer) putWork(w *work) {
+	if cap(w.ids) > maxPooledIDs {
+		w.ids = nil
+	}
+	s.scratch.Put(w)
+}
+
 // prepare runs the prefix stages (tokens, keys) when the pool has them. It
 // returns a note for the reason when prefix routing was not possible.
-func (s *Scorer) prepare(ctx context.Context, pl *pool, req *Request, candidates []string, d *Decision) string {
+func (s *Scorer) prepare(ctx context.Context, w *work, pl *pool, req *Request, candidates []string, d *Decision) string {
 	tokens := s.opts.Tokens[pl.name]
 	if s.opts.Index == nil || tokens == nil {
 		return "tokenizer=none"
 	}
 	start := time.Now()
-	ids, err := s.tokenize(ctx, tokens, pl, req, candidates)
+	ids, err := s.tokenize(ctx, tokens, pl, req, candidates, w)
 	s.opts.Metrics.observe(stageTokenize, start)
 	if err != nil {
 		reason := tokenizeReason(err)
@@ -142,13 +154,23 @@ func (s *Scorer) prepare(ctx context.Context, pl *pool, req *Request, candidates
 }
 
 // tokenize bounds the work on one prompt by the pool's limit: too much text
-// is refused unread, too many tokens after reading.
-func (s *Scorer) tokenize(ctx context.Context, tokens Tokens, pl *pool, req *Request, candidates []string) ([]uint32, error) {
+// is refused unread, too many tokens after reading. A TokenAppender appends
+// into w's buffer, which keeps the grown buffer for the next decision.
+func (s *Scorer) tokenize(ctx context.Context, tokens Tokens, pl *pool, req *Request, candidates []string, w *work) ([]uint32, error) {
 	limit := pl.limitOf()
 	if err := limit.checkBytes(req); err != nil {
 		return nil, err
 	}
-	ids, err := tokens.Tokens(ctx, req, candidates)
+	var ids []uint32
+	var err error
+	if a, ok := tokens.(TokenAppender); ok {
+		ids, err = a.AppendTokens(ctx, req, candidates, w.ids[:0])
+		if cap(ids) > cap(w.ids) {
+			w.ids = ids[:0]
+		}
+	} else {
+		ids, err = tokens.Tokens(ctx, req, candidates)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/warmroute/warmroute/tokenizer"
@@ -17,6 +18,15 @@ import (
 // Implementations are safe for concurrent use.
 type Tokens interface {
 	Tokens(ctx context.Context, req *Request, endpoints []string) ([]uint32, error)
+}
+
+// TokenAppender is a Tokens that appends the ids to a caller's buffer, so
+// that a Scorer reuses one buffer per concurrent decision instead of
+// allocating the prompt's ids on every request. The Scorer reads the ids only
+// until it has keyed them; implementations must not retain dst.
+type TokenAppender interface {
+	Tokens
+	AppendTokens(ctx context.Context, req *Request, endpoints []string, dst []uint32) ([]uint32, error)
 }
 
 // chatRequest is the template's view of a chat request. The generation prompt
@@ -59,15 +69,18 @@ func firstPrompt(req *Request) (text string, ids []int, ok bool) {
 }
 
 // tokenIDs converts caller-given ids, rejecting ones no vocabulary has.
-func tokenIDs(ids []int) ([]uint32, error) {
-	out := make([]uint32, len(ids))
+func tokenIDs(ids []int) ([]uint32, error) { return appendTokenIDs(nil, ids) }
+
+// appendTokenIDs is tokenIDs appending to dst.
+func appendTokenIDs(dst []uint32, ids []int) ([]uint32, error) {
+	dst = slices.Grow(dst, len(ids))
 	for i, id := range ids {
 		if id < 0 || id > 1<<32-1 {
-			return nil, fmt.Errorf("prompt token %d is %d: %w", i, id, ErrBadTokenID)
+			return dst, fmt.Errorf("prompt token %d is %d: %w", i, id, ErrBadTokenID)
 		}
-		out[i] = uint32(id)
+		dst = append(dst, uint32(id))
 	}
-	return out, nil
+	return dst, nil
 }
 
 // LocalTokens encodes in process: chat through the template and a prefix
@@ -115,18 +128,23 @@ func NewLocalTokens(tk *tokenizer.Tokenizer, opts ...LocalOption) *LocalTokens {
 }
 
 // Tokens implements Tokens.
-func (l *LocalTokens) Tokens(_ context.Context, req *Request, _ []string) ([]uint32, error) {
+func (l *LocalTokens) Tokens(ctx context.Context, req *Request, endpoints []string) ([]uint32, error) {
+	return l.AppendTokens(ctx, req, endpoints, nil)
+}
+
+// AppendTokens implements TokenAppender.
+func (l *LocalTokens) AppendTokens(_ context.Context, req *Request, _ []string, dst []uint32) ([]uint32, error) {
 	if req.Kind == KindChat {
-		return l.chatTokens(req)
+		return l.chatTokens(req, dst)
 	}
 	text, ids, ok := firstPrompt(req)
 	switch {
 	case !ok:
-		return nil, nil
+		return dst, nil
 	case ids != nil:
-		return tokenIDs(ids)
+		return appendTokenIDs(dst, ids)
 	}
-	return tooLong(l.tk.Encode(text, req.AddSpecialTokens()))
+	return tooLong(l.tk.AppendEncode(dst, text, req.AddSpecialTokens()))
 }
 
 // tooLong makes the tokenizer's refusal of text with too many bytes in long
@@ -139,7 +157,7 @@ func tooLong(ids []uint32, err error) ([]uint32, error) {
 	return ids, err
 }
 
-func (l *LocalTokens) chatTokens(req *Request) ([]uint32, error) {
+func (l *LocalTokens) chatTokens(req *Request, dst []uint32) ([]uint32, error) {
 	if l.chat == nil && l.harmony == nil {
 		return nil, ErrNoChatTemplate
 	}
@@ -154,13 +172,13 @@ func (l *LocalTokens) chatTokens(req *Request) ([]uint32, error) {
 		if err != nil {
 			return nil, err
 		}
-		return l.prefix.Encode(text, false)
+		return tooLong(l.prefix.AppendEncode(dst, text, false))
 	}
 	text, err := l.chat.Render(cr)
 	if err != nil {
 		return nil, err
 	}
-	return tooLong(l.prefix.Encode(text, cr.AddSpecialTokens))
+	return tooLong(l.prefix.AppendEncode(dst, text, cr.AddSpecialTokens))
 }
 
 // RemoteTokens asks one of the pool's engines (POST /tokenize), chosen at

@@ -56,6 +56,10 @@ func (p *Process) reap(logf *os.File) {
 	close(p.done)
 }
 
+// Pid returns the process id (of the latest start), for reading its
+// /proc entries, such as the CPU time it used.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Name returns the name given to Start.
 func (p *Process) Name() string { return p.name }
 

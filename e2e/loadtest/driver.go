@@ -2,39 +2,122 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
-// bodies makes /v1/completions bodies of one exact size. Every body is
-// distinct (a counter leads the prompt) so no request rides on an earlier
-// one's cache entry in the router. Safe for concurrent use.
+// bodies makes /v1/completions bodies of one exact size from English prose.
+// Every body is distinct (a counter leads the prompt, and each starts at its
+// own offset in the prose), so no request rides on an earlier one's prefix
+// in the router or the simulators, while the words repeat as a real corpus's
+// do (the tokenizer's word cache is warm, as in a running router). Safe for
+// concurrent use.
 type bodies struct {
-	size   int
-	filler []byte
-	next   atomic.Int64
+	size  int
+	prose string // JSON-safe: no quotes, backslashes or control characters
+	next  atomic.Int64
 }
 
-func newBodies(size int) *bodies {
-	filler := bytes.Repeat([]byte("lorem ipsum dolor sit amet "), size/27+1)
-	return &bodies{size: size, filler: filler}
-}
+func newBodies(size int, prose string) *bodies { return &bodies{size: size, prose: prose} }
 
-// get returns the next body: {"model":...,"max_tokens":1,"prompt":"<n> lorem..."}.
+// get returns the next body: {"model":...,"max_tokens":1,"prompt":"<n> <prose>"}.
 func (b *bodies) get() []byte {
-	head := `{"model":"` + model + `","max_tokens":1,"prompt":"` + strconv.FormatInt(b.next.Add(1), 10) + " "
+	n := b.next.Add(1)
+	head := `{"model":"` + model + `","max_tokens":1,"prompt":"` + strconv.FormatInt(n, 10) + " "
 	const tail = `"}`
 	pad := max(b.size-len(head)-len(tail), 0)
 	out := make([]byte, 0, len(head)+pad+len(tail))
 	out = append(out, head...)
-	out = append(out, b.filler[:pad]...)
+	if span := len(b.prose) - pad; span > 0 {
+		start := runeStart(b.prose, int(n*7919%int64(span)))
+		text := b.prose[start : start+pad]
+		// Cut at a rune boundary and pad with spaces to the exact size.
+		cut := len(text)
+		for cut > 0 && !utf8.ValidString(text[:cut]) {
+			cut--
+		}
+		out = append(out, text[:cut]...)
+		for range len(text) - cut {
+			out = append(out, ' ')
+		}
+	} else {
+		for range pad {
+			out = append(out, ' ')
+		}
+	}
 	return append(out, tail...)
+}
+
+// runeStart moves i back to the start of the rune it falls in.
+func runeStart(s string, i int) int {
+	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return i
+}
+
+// loadProse reads at least n bytes of English prose from the tokenizer's
+// golden corpus (its documents over 2,000 bytes, repeated), made safe to
+// put inside a JSON string unescaped.
+func loadProse(path string, n int) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("reading prose: %w", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return "", fmt.Errorf("reading prose: %w", err)
+	}
+	var g struct {
+		Texts []string `json:"texts"`
+	}
+	if err := json.NewDecoder(zr).Decode(&g); err != nil {
+		return "", fmt.Errorf("reading prose: %w", err)
+	}
+	var sb strings.Builder
+	for sb.Len() < n {
+		wrote := false
+		for _, s := range g.Texts {
+			if len(s) > 2000 && utf8.ValidString(s) {
+				sb.WriteString(jsonSafe(s))
+				sb.WriteString(" ")
+				wrote = true
+			}
+		}
+		if !wrote {
+			return "", errors.New("reading prose: the corpus has no long documents")
+		}
+	}
+	return sb.String(), nil
+}
+
+// jsonSafe replaces what a JSON string cannot hold unescaped: quotes,
+// backslashes and control characters.
+func jsonSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '"':
+			return '\''
+		case r == '\\':
+			return '/'
+		case r < 0x20:
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // driver sends requests to url from concurrency workers, each waiting for

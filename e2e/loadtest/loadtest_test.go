@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/warmroute/warmroute/e2e/envoy"
 )
@@ -45,8 +46,9 @@ func TestPercentile(t *testing.T) {
 }
 
 func TestBodies(t *testing.T) {
+	prose := jsonSafe(strings.Repeat("A \"quoted\" naïve café\nline\\ 東京 prose. ", 4000))
 	for _, size := range []int{64, 100, 8192, 65536} {
-		b := newBodies(size)
+		b := newBodies(size, prose)
 		first, second := b.get(), b.get()
 		if len(first) != size || len(second) != size {
 			t.Fatalf("size %d: bodies of %d and %d bytes", size, len(first), len(second))
@@ -54,13 +56,36 @@ func TestBodies(t *testing.T) {
 		if bytes.Equal(first, second) {
 			t.Fatalf("size %d: two bodies are identical", size)
 		}
-		var req struct {
-			Model  string `json:"model"`
-			Prompt string `json:"prompt"`
+		for _, body := range [][]byte{first, second} {
+			var req struct {
+				Model  string `json:"model"`
+				Prompt string `json:"prompt"`
+			}
+			if !utf8.Valid(body) {
+				t.Fatalf("size %d: body is not UTF-8", size)
+			}
+			if err := json.Unmarshal(body, &req); err != nil || req.Model != model || req.Prompt == "" {
+				t.Fatalf("size %d: body %.100q is not a completion request: %v", size, body, err)
+			}
 		}
-		if err := json.Unmarshal(first, &req); err != nil || req.Model != model || req.Prompt == "" {
-			t.Fatalf("size %d: body %q is not a completion request: %v", size, first, err)
-		}
+	}
+}
+
+func TestJSONSafe(t *testing.T) {
+	if got, want := jsonSafe("a\"b\\c\nd\x01é"), "a'b/c d é"; got != want {
+		t.Fatalf("jsonSafe = %q, want %q", got, want)
+	}
+}
+
+func TestParseStatCPU(t *testing.T) {
+	// A command name with a space and a parenthesis; utime 250, stime 50 ticks.
+	line := []byte("4242 (warm route)) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 50 0 0 20 0 12 0 100 0 0")
+	got, err := parseStatCPU(line)
+	if err != nil || got != 3*time.Second {
+		t.Fatalf("parseStatCPU = %v, %v; want 3s", got, err)
+	}
+	if _, err := parseStatCPU([]byte("garbage")); err == nil {
+		t.Fatal("parseStatCPU of garbage: no error")
 	}
 }
 
@@ -72,7 +97,8 @@ func TestParseFlags(t *testing.T) {
 		check   func(config) bool
 	}{
 		{name: "defaults", check: func(c config) bool {
-			return len(c.levels) == 3 && c.levels[2] == 32 && c.bodyBytes == 8192 && c.mode == envoy.FullDuplex
+			return len(c.levels) == 2 && c.levels[1] == 8 && len(c.sizes) == 2 && c.sizes[1] == 102400 &&
+				c.rounds == 3 && c.mode == envoy.FullDuplex
 		}},
 		{name: "levels and mode", args: []string{"-concurrency", "2, 4", "-mode", "buffered"}, check: func(c config) bool {
 			return len(c.levels) == 2 && c.levels[1] == 4 && c.mode == envoy.Buffered
@@ -81,6 +107,8 @@ func TestParseFlags(t *testing.T) {
 		{name: "zero level", args: []string{"-concurrency", "0"}, wantErr: true},
 		{name: "bad mode", args: []string{"-mode", "streamed"}, wantErr: true},
 		{name: "tiny body", args: []string{"-body-bytes", "10"}, wantErr: true},
+		{name: "bad body list", args: []string{"-body-bytes", "8192,x"}, wantErr: true},
+		{name: "no rounds", args: []string{"-rounds", "0"}, wantErr: true},
 		{name: "no requests", args: []string{"-requests", "0"}, wantErr: true},
 		{name: "unknown flag", args: []string{"-nope"}, wantErr: true},
 	}
@@ -102,12 +130,15 @@ func TestPrintReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := []row{{concurrency: 8,
-		direct: stats{n: 10, p50: time.Millisecond, p99: 2 * time.Millisecond, rps: 100},
-		routed: stats{n: 10, p50: 1500 * time.Microsecond, p99: 4 * time.Millisecond, rps: 80}}}
+	run := func(p50, p99, cpu time.Duration) stats { return stats{n: 10, p50: p50, p99: p99, routerCPU: 10 * cpu} }
+	ms := time.Millisecond
+	cells := []cell{{size: 8192, concurrency: 8,
+		direct: []stats{run(1*ms, 2*ms, 0), run(2*ms, 3*ms, 0), run(3*ms, 4*ms, 0)},
+		routed: []stats{run(2*ms, 4*ms, 10*ms), run(4*ms, 5*ms, 20*ms), run(5*ms, 8*ms, 40*ms)}}}
 	var b strings.Builder
-	printReport(&b, c, rows, 2)
-	want := "| 8 | 1.00 ms | 2.00 ms | 1.50 ms | 4.00 ms | 0.50 ms | 2.00 ms | 1.50x | 2.00x | 100 / 80 |"
+	printReport(&b, c, cells, 2)
+	want := "| 8192 B | 8 | 1.00 / 2.00 / 3.00 | 2.00 / 3.00 / 4.00 | 2.00 / 4.00 / 5.00 | 4.00 / 5.00 / 8.00 | " +
+		"1.00 / 2.00 / 2.00 | 2.00 / 2.00 / 4.00 | 10.00 / 20.00 / 40.00 | 25 / 50 / 100 | 0.00 / 0.00 / 0.00 |"
 	if !strings.Contains(b.String(), want) {
 		t.Fatalf("report lacks row %q:\n%s", want, b.String())
 	}

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/warmroute/warmroute/e2e/envoy"
 	"github.com/warmroute/warmroute/e2e/harness"
@@ -15,14 +18,17 @@ import (
 
 const model = "load-model"
 
-// zeroLatency makes the simulator answer at once, so the measured latency is
-// the proxy path's, not a model's.
+// zeroLatency makes the simulators answer at once, so the measured latency
+// is the proxy path's, not a model's.
 var zeroLatency = []string{"--ttft", "0s", "--prefill-per-token", "0s", "--decode-per-token", "0s",
 	"--max-running", "1024", "--max-model-len", "10000000"}
 
-// paths are the two ways to the simulator, in the order they are measured.
+// paths are the two ways to the simulators, in the order they are measured,
+// and the router process whose CPU time is read.
 type paths struct {
 	direct, routed string // URLs of /v1/completions
+	router         *harness.Process
+	prose          string
 	closers        []func() error
 }
 
@@ -56,22 +62,35 @@ func setup(ctx context.Context, c config, dir string, progress io.Writer) (paths
 	if err != nil {
 		return p, err
 	}
+	if p.prose, err = loadProse(filepath.Join(root, "tokenizer", "testdata", "golden.json.gz"), 2*maxOf(c.sizes)); err != nil {
+		return p, err
+	}
 	envoyBin, err := harness.InstallEnvoy(ctx, root, progress)
 	if err != nil {
 		return p, err
 	}
-	fmt.Fprintln(progress, "preparing warmroute, a simulator and two Envoys ...")
+	tok, err := harness.Qwen3Tokenizer()
+	if err != nil {
+		return p, err
+	}
+	fmt.Fprintln(progress, "preparing warmroute, NATS, two simulators with relays and two Envoys ...")
 	bin, err := harness.Warmroute(ctx, root, dir)
 	if err != nil {
 		return p, err
 	}
-	st, err := harness.StartStack(ctx, harness.Options{Binary: bin, Envoy: envoyBin, Dir: dir, Model: model,
-		Sims: []harness.SimOptions{{Args: zeroLatency}}, Template: c.mode, EnvoyConcurrency: c.envoyCPU})
+	natsd, err := harness.BuildNATSD(ctx, root, dir)
+	if err != nil {
+		return p, err
+	}
+	// NATS runs as its own process, so the router's CPU time is the
+	// router's alone (its embedded server would count there).
+	st, err := harness.StartPrefixStack(ctx, harness.PrefixOptions{Binary: bin, Envoy: envoyBin, Dir: dir, NATSD: natsd,
+		Tokenizer: tok, Model: model, Sims: 2, NumBlocks: 1 << 20, SimArgs: zeroLatency, EnvoyConcurrency: c.envoyCPU})
 	if err != nil {
 		return p, err
 	}
 	p.closers = append(p.closers, st.Close)
-	p.routed = st.URL("/v1/completions")
+	p.routed, p.router = st.URL("/v1/completions"), st.Router.Process
 	ports, err := harness.FreePorts(2)
 	if err != nil {
 		return p, err
@@ -86,31 +105,94 @@ func setup(ctx context.Context, c config, dir string, progress io.Writer) (paths
 	return p, nil
 }
 
+func maxOf(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
+
 func measureAll(ctx context.Context, c config, p paths, stdout, progress io.Writer) error {
 	client := &http.Client{Transport: &http.Transport{
 		MaxIdleConns: 2048, MaxIdleConnsPerHost: 1024, DisableCompression: true,
 	}}
-	bodies := newBodies(c.bodyBytes)
-	var rows []row
-	for _, level := range c.levels {
-		r := row{concurrency: level}
-		for _, target := range []struct {
-			name, url string
-			out       *stats
-		}{{"Envoy only", p.direct, &r.direct}, {"Envoy + warmroute", p.routed, &r.routed}} {
-			d := driver{client: client, url: target.url, concurrency: level, bodies: bodies, maxFailures: c.maxFailures}
-			if _, err := d.run(ctx, c.warmup, c.duration); err != nil {
-				return fmt.Errorf("warming up %s at concurrency %d: %w", target.name, level, err)
+	var cells []cell
+	for _, size := range c.sizes {
+		bodies := newBodies(size, p.prose)
+		for _, level := range c.levels {
+			ce := cell{size: size, concurrency: level}
+			for _, target := range []struct{ name, url string }{{"Envoy only", p.direct}, {"Envoy + warmroute", p.routed}} {
+				d := driver{client: client, url: target.url, concurrency: level, bodies: bodies, maxFailures: c.maxFailures}
+				if _, err := d.run(ctx, c.warmup, c.duration); err != nil {
+					return fmt.Errorf("warming up %s at %d bytes, concurrency %d: %w", target.name, size, level, err)
+				}
 			}
-			s, err := d.run(ctx, c.requests, c.duration)
-			if err != nil {
-				return fmt.Errorf("measuring %s at concurrency %d: %w", target.name, level, err)
+			for round := range c.rounds {
+				for _, routed := range []bool{round%2 == 1, round%2 == 0} { // alternate which path goes first
+					url, name := p.direct, "Envoy only"
+					if routed {
+						url, name = p.routed, "Envoy + warmroute"
+					}
+					d := driver{client: client, url: url, concurrency: level, bodies: bodies, maxFailures: c.maxFailures}
+					before, err := processCPU(p.router.Pid())
+					if err != nil {
+						return err
+					}
+					s, err := d.run(ctx, c.requests, c.duration)
+					if err != nil {
+						return fmt.Errorf("measuring %s at %d bytes, concurrency %d: %w", name, size, level, err)
+					}
+					after, err := processCPU(p.router.Pid())
+					if err != nil {
+						return err
+					}
+					s.routerCPU = after - before
+					if routed {
+						ce.routed = append(ce.routed, s)
+					} else {
+						ce.direct = append(ce.direct, s)
+					}
+					fmt.Fprintf(progress, "%d bytes, concurrency %d, round %d, %s: %d requests, p50 %s, p99 %s, router CPU %s/request\n",
+						size, level, round+1, name, s.n, ms(s.p50), ms(s.p99), ms(s.cpuPerRequest()))
+				}
 			}
-			*target.out = s
-			fmt.Fprintf(progress, "concurrency %d, %s: %d requests, p50 %s, p99 %s\n", level, target.name, s.n, ms(s.p50), ms(s.p99))
+			cells = append(cells, ce)
 		}
-		rows = append(rows, r)
 	}
-	printReport(stdout, c, rows, runtime.NumCPU())
+	printReport(stdout, c, cells, runtime.NumCPU())
 	return nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on
+// every Linux architecture Go supports.
+const clockTicks = 100
+
+// processCPU returns the user plus system CPU time pid has used, from
+// fields 14 and 15 of /proc/<pid>/stat (its threads included).
+func processCPU(pid int) (time.Duration, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("reading router CPU time: %w", err)
+	}
+	return parseStatCPU(raw)
+}
+
+// parseStatCPU reads utime and stime from a /proc/<pid>/stat line. The
+// command name (field 2) may hold spaces and parentheses, so fields are
+// counted from its closing parenthesis.
+func parseStatCPU(raw []byte) (time.Duration, error) {
+	end := bytes.LastIndexByte(raw, ')')
+	if end < 0 {
+		return 0, errors.New("parsing /proc stat: no command name")
+	}
+	var state string
+	var ppid, pgrp, session, tty, tpgid int
+	var flags, minflt, cminflt, majflt, cmajflt, utime, stime uint64
+	_, err := fmt.Sscan(string(raw[end+1:]), &state, &ppid, &pgrp, &session, &tty, &tpgid,
+		&flags, &minflt, &cminflt, &majflt, &cmajflt, &utime, &stime)
+	if err != nil {
+		return 0, fmt.Errorf("parsing /proc stat: %w", err)
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
 }

@@ -3,6 +3,9 @@ package subscriber
 import (
 	"fmt"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -134,16 +137,34 @@ func (s *Subscriber) applyBatch(src Source, st *streamState, in inbound, seq uin
 	if epoch != 0 {
 		st.epoch = epoch
 	}
-	var b wire.Batch
-	if err := wire.DecodeBatch(in.msg.Data, &b); err != nil {
+	b := batchPool.Get().(*wire.Batch)
+	defer putBatch(b)
+	if err := wire.DecodeBatch(in.msg.Data, b); err != nil {
 		s.metrics.messages.WithLabelValues("malformed").Inc()
 		s.log.Warn("clearing source after undecodable batch", "endpoint", src.Endpoint, "err", err)
 		s.clear(src, st, clearMalformed, in.at)
 		st.inOrder = false
 		return
 	}
-	s.sink.ApplyBatch(src, &b)
-	s.recordApplied(st, &b, seq, relay, in)
+	s.sink.ApplyBatch(src, b)
+	s.recordApplied(st, b, seq, relay, in)
+}
+
+// batchPool recycles decoded batches across messages: a Sink may only use a
+// batch during ApplyBatch (see Sink), so its arenas can take the next
+// message, and decoding allocates nothing once they have grown to the
+// usual message size. A pool rather than a Subscriber field, because the
+// start-up replay and the live loop both decode.
+var batchPool = sync.Pool{New: func() any { return new(wire.Batch) }}
+
+// maxPooledBatchBytes bounds what a pooled batch keeps (4 MiB): one huge
+// message (a long prompt stored in one step) does not pin its arenas.
+const maxPooledBatchBytes = 4 << 20
+
+func putBatch(b *wire.Batch) {
+	if b.Footprint() <= maxPooledBatchBytes {
+		batchPool.Put(b)
+	}
 }
 
 func (s *Subscriber) recordApplied(st *streamState, b *wire.Batch, seq uint64, relay string, in inbound) {
@@ -154,13 +175,22 @@ func (s *Subscriber) recordApplied(st *streamState, b *wire.Batch, seq uint64, r
 	s.mu.Unlock()
 	s.metrics.messages.WithLabelValues("applied").Inc()
 	s.metrics.skippedEvents.Add(float64(b.Skipped))
+	// One counter update per kind and message, not per event.
+	var stored, removed int
+	var sawStored, sawRemoved bool
 	for i := range b.Events {
 		switch b.Events[i].Kind {
 		case wire.KindBlockStored:
-			s.metrics.blocks.WithLabelValues("stored").Add(float64(len(b.Events[i].BlockHashes)))
+			stored, sawStored = stored+len(b.Events[i].BlockHashes), true
 		case wire.KindBlockRemoved:
-			s.metrics.blocks.WithLabelValues("removed").Add(float64(len(b.Events[i].BlockHashes)))
+			removed, sawRemoved = removed+len(b.Events[i].BlockHashes), true
 		}
+	}
+	if sawStored {
+		s.metrics.blocks.WithLabelValues("stored").Add(float64(stored))
+	}
+	if sawRemoved {
+		s.metrics.blocks.WithLabelValues("removed").Add(float64(removed))
 	}
 	// A replayed batch's age measures the router's downtime, not the event
 	// path that the lag histogram (and the TTL advice built on it) is about.
@@ -196,7 +226,7 @@ func (s *Subscriber) stream(src Source) *streamState {
 
 // parseEventMsg reads the Source and sequence of an event message.
 func parseEventMsg(m *nats.Msg) (src Source, kind string, seq uint64, relay string, err error) {
-	model, endpoint, err := api.ParseSubject(api.EventSubjectPrefix, m.Subject)
+	model, endpoint, err := parseEventSubject(m.Subject)
 	if err != nil {
 		return src, "", 0, "", err
 	}
@@ -213,6 +243,32 @@ func parseEventMsg(m *nats.Msg) (src Source, kind string, seq uint64, relay stri
 		return src, "", 0, "", fmt.Errorf("dp rank header %q: %w", m.Header.Get(api.EventDPRankHeader), ErrBadSubject)
 	}
 	return Source{Model: model, Endpoint: endpoint, DPRank: rank}, kind, seq, m.Header.Get(api.EventRelayHeader), nil
+}
+
+// parsedSubjects caches parsed event subjects, so that the endpoint and model
+// strings are not decoded and allocated again for every message of a
+// stream. Parsing is a pure function of the subject, so the cache is shared by
+// every Subscriber; it keeps at most maxParsedSubjects subjects (beyond that,
+// subjects are parsed each time), so forged subjects cannot grow it.
+var parsedSubjects struct {
+	m sync.Map // subject -> *parsedSubject
+	n atomic.Int64
+}
+
+type parsedSubject struct{ model, endpoint string }
+
+const maxParsedSubjects = 1 << 14
+
+func parseEventSubject(subj string) (model, endpoint string, err error) {
+	if v, ok := parsedSubjects.m.Load(subj); ok {
+		p := v.(*parsedSubject)
+		return p.model, p.endpoint, nil
+	}
+	model, endpoint, err = api.ParseSubject(api.EventSubjectPrefix, subj)
+	if err == nil && parsedSubjects.n.Add(1) <= maxParsedSubjects {
+		parsedSubjects.m.Store(strings.Clone(subj), &parsedSubject{model, endpoint})
+	}
+	return model, endpoint, err
 }
 
 // reject counts a message dropped because of who it claims to speak for,

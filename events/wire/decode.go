@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"unsafe"
 )
 
 // DecodeBatch decodes one engine payload (a vLLM or SGLang KV event batch)
@@ -35,6 +36,13 @@ func DecodeBatch(payload []byte, b *Batch) error {
 		return fmt.Errorf("decoding kv event batch: %w", err)
 	}
 	return nil
+}
+
+// Footprint is the memory, in bytes, that b's reusable arenas hold; a caller
+// pooling batches drops one grown by an unusually large payload.
+func (b *Batch) Footprint() int {
+	return cap(b.Events)*int(unsafe.Sizeof(Event{})) + cap(b.hashes)*8 + cap(b.tokens)*4 +
+		cap(b.extras)*int(unsafe.Sizeof([]byte(nil)))
 }
 
 func decodeBatchArray(r *reader, b *Batch) error {

@@ -32,3 +32,15 @@ func BenchmarkMeter(b *testing.B) {
 	}
 	m.Report(b)
 }
+
+func TestThreadNowAdvancesWithWork(t *testing.T) {
+	start := ThreadNow()
+	deadline := time.Now().Add(30 * time.Millisecond)
+	x := 0
+	for time.Now().Before(deadline) {
+		x++
+	}
+	if got := ThreadNow() - start; got <= 0 {
+		t.Fatalf("thread CPU time after %d busy iterations = %v, want > 0", x, got)
+	}
+}

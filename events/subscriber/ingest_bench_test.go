@@ -1,0 +1,166 @@
+package subscriber
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/internal/benchcpu"
+)
+
+const (
+	ingestModel     = "m"
+	ingestEndpoints = 8
+	ingestPerBatch  = 16 // blocks per BlockStored, as a vLLM step of 256 new tokens
+	ingestBS        = 16
+)
+
+// ingestChains is how many distinct stored chains the benchmark cycles
+// through; half of them are resident at any time. WARMROUTE_BENCH_CHAINS
+// raises it (a larger resident index costs more cache misses per block).
+func ingestChains() int {
+	if n, err := strconv.Atoi(os.Getenv("WARMROUTE_BENCH_CHAINS")); err == nil && n >= 16 {
+		return n / 16 * 16
+	}
+	return 16384
+}
+
+// ingestPayload is message c of the cycle, in vLLM's wire form (msgspec
+// array_like events after the tag): a BlockStored of chain c (16 blocks of 16
+// token ids from a 150k vocabulary, chained to the previous chain of the same
+// endpoint) and a BlockRemoved of the chain stored half a cycle earlier, so
+// the index holds a constant half of the chains: the steady state of an
+// engine whose cache is full.
+func ingestPayload(c, chains int) []byte {
+	hashes := func(chain int) []uint64 {
+		hs := make([]uint64, ingestPerBatch)
+		for i := range hs {
+			hs[i] = uint64(chain)<<20 | uint64(i) | 1<<63
+		}
+		return hs
+	}
+	toks := make([]uint32, ingestPerBatch*ingestBS)
+	for i := range toks {
+		toks[i] = uint32((c*7919 + i*104729) % 150000)
+	}
+	var parent any
+	if prev := c - ingestEndpoints; prev >= 0 && (c/ingestEndpoints)%64 != 0 {
+		parent = hashes(prev)[ingestPerBatch-1] // a conversation's next turn
+	}
+	events := []any{[]any{"BlockStored", hashes(c), parent, toks, ingestBS, nil, "GPU", nil, nil}}
+	if old := c - chains/2; old >= 0 {
+		events = append(events, []any{"BlockRemoved", hashes(old), "GPU"})
+	} else {
+		events = append(events, []any{"BlockRemoved", hashes(old + chains), "GPU"})
+	}
+	p, err := msgpack.Marshal([]any{1.7e9, events, 0})
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// BenchmarkIngest measures the router's production ingestion path without
+// the network: a NATS message as nats.go hands it over (subject, relay
+// headers, msgpack body) through the subscriber's header checks, sequence
+// tracking, decoding and metrics into a real index (keying, reverse table,
+// confirmations). Each message stores 16 blocks and removes 16, with half of
+// the cycle's chains resident, so after the first cycle (run before timing)
+// the index neither grows nor shrinks. It reports blocks stored per CPU-second (process CPU)
+// and allocations per block; /grow stores without removing (index growing).
+func BenchmarkIngest(b *testing.B) {
+	b.Run("steady", func(b *testing.B) { benchIngest(b, true) })
+	b.Run("grow", func(b *testing.B) { benchIngest(b, false) })
+}
+
+func benchIngest(b *testing.B, steady bool) {
+	chains := ingestChains()
+	eps := make([]string, ingestEndpoints)
+	for i := range eps {
+		eps[i] = fmt.Sprintf("10.9.0.%d:8000", i+1)
+	}
+	ix, err := index.New(index.Options{BlockSize: ingestBS})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(Config{}, Follow{Models: []string{ingestModel}, Endpoints: map[string][]string{ingestModel: eps}},
+		&nats.Conn{}, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.sink = NewIndexSink(ix, nil)
+	payloads := make([][]byte, chains)
+	for c := range payloads {
+		payloads[c] = ingestPayload(c, chains)
+		if !steady {
+			payloads[c] = ingestPayloadGrow(payloads[c])
+		}
+	}
+	msgs := make([]nats.Msg, ingestEndpoints)
+	for i, ep := range eps {
+		subj, err := api.EventSubject(ingestModel, ep)
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs[i] = nats.Msg{Subject: subj, Header: nats.Header{api.EventKindHeader: {api.EventKindBatch},
+			api.EventSeqHeader: {"0"}, api.EventDPRankHeader: {"0"}, api.EventRelayHeader: {"r1"},
+			api.EventEndpointHeader: {ep}}}
+	}
+	// Sequence headers are made before timing: nats.go parses a fresh
+	// header per message, which is the client library's cost, not the
+	// router's.
+	var seqs [][]string
+	feed := func(i int) {
+		m := &msgs[i%ingestEndpoints]
+		m.Header[api.EventSeqHeader] = seqs[i/ingestEndpoints]
+		m.Data = payloads[i%chains]
+		s.handle(inbound{msg: m, at: time.Time{}})
+	}
+	warm := 0
+	if steady {
+		warm = chains // one cycle: the index and the pools reach their size
+	}
+	seqs = seqs[:0]
+	for i := range (warm+b.N)/ingestEndpoints + 2 {
+		seqs = append(seqs, []string{strconv.Itoa(i)})
+	}
+	for i := range warm {
+		feed(i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := benchcpu.Start()
+	for i := warm; i < warm+b.N; i++ {
+		feed(i)
+	}
+	elapsed := cpu.Elapsed()
+	b.StopTimer()
+	cpu.Report(b)
+	stored := ix.Stats().StoredBlocks
+	if want := int64((warm + b.N) * ingestPerBatch); stored != want {
+		b.Fatalf("stored %d blocks, want %d", stored, want)
+	}
+	b.ReportMetric(float64(b.N*ingestPerBatch)/elapsed.Seconds(), "blocks/cpu-s")
+	b.ReportMetric(float64(ingestPerBatch), "blocks/op")
+}
+
+// ingestPayloadGrow drops the BlockRemoved from a steady payload.
+func ingestPayloadGrow(p []byte) []byte {
+	var v []any
+	if err := msgpack.Unmarshal(p, &v); err != nil {
+		panic(err)
+	}
+	events := v[1].([]any)
+	out, err := msgpack.Marshal([]any{v[0], events[:1], v[2]})
+	if err != nil {
+		panic(err)
+	}
+	return out
+}

@@ -1,0 +1,151 @@
+package index
+
+import "runtime"
+
+// Store and Remove apply an event's blocks lookupBatch at a time, in three
+// passes: the holder's reverse-table slots are read for the whole batch, then
+// the batch's shards are write-locked in ascending order (as Lookup and
+// speculateBatch take theirs) and every key's slot is read, and only then is
+// each block applied. Each pass's loads are independent of one another, so
+// their cache and TLB misses overlap instead of following one another, and a
+// batch takes one lock per shard instead of one per block. The per-block
+// work is the same as storeBlock's and removeBlock's; a batch whose blocks
+// could affect each other's reverse entries (a repeated hash, or a hash the
+// holder held for another key, whose old entry must be dropped under its own
+// shard lock) is applied block by block by those functions instead.
+
+// batchShards collects the distinct shards of keys, ascending, into dst.
+func (ix *Index) batchShards(keys []Key, dst *[lookupBatch]uint64) []uint64 {
+	shards := dst[:0]
+	for _, k := range keys {
+		shards = insertSorted(shards, ix.shardIndex(k))
+	}
+	return shards
+}
+
+// lockBatch write-locks the distinct shards of keys in ascending order and
+// returns them (in dst) for the caller to unlock.
+func (ix *Index) lockBatch(keys []Key, dst *[lookupBatch]uint64) []uint64 {
+	shards := ix.batchShards(keys, dst)
+	for _, i := range shards {
+		ix.shards[i].mu.Lock()
+	}
+	return shards
+}
+
+// probeBatch reads every key's slot and prediction head, only to start
+// their cache misses together; the caller holds the keys' shard locks.
+func (ix *Index) probeBatch(keys []Key) {
+	var sink uint32
+	for _, k := range keys {
+		c := &ix.shardOf(k).c
+		sink += c.keys.head(k) + c.spec.heads.head(k)
+	}
+	runtime.KeepAlive(sink) // keeps the probes from being optimized away
+}
+
+// repeats reports whether hashes (at most lookupBatch) holds a value twice.
+func repeats(hashes []uint64) bool {
+	for i := 1; i < len(hashes); i++ {
+		for j := range i {
+			if hashes[i] == hashes[j] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// storeBatch stores up to lookupBatch blocks for hd; the caller holds hd.mu.
+func (ix *Index) storeBatch(hd *holder, hashes []uint64, keys []Key, m Medium, now int64, tick uint32, out *pending) {
+	var known [lookupBatch]bool
+	sequential := repeats(hashes)
+	for j, h := range hashes {
+		old, ok := hd.rev.get(h)
+		known[j] = ok
+		sequential = sequential || (ok && old != keys[j])
+	}
+	if sequential {
+		for j, h := range hashes {
+			ix.storeBlock(hd, h, keys[j], m, now, tick, out)
+		}
+		return
+	}
+	for j, h := range hashes {
+		hd.rev.put(h, keys[j])
+	}
+	var buf [lookupBatch]uint64
+	shards := ix.lockBatch(keys, &buf)
+	ix.probeBatch(keys)
+	created := 0
+	for j, k := range keys {
+		c := &ix.shardOf(k).c
+		if known[j] && c.holdsOn(k, hd.id, m) {
+			c.touch(k, tick)
+			ix.stats.reannounced.Add(1)
+		} else if c.add(k, hd.id, m, tick) {
+			created++
+		}
+		c.spec.confirm(k, hd.id.endpoint(), now, out)
+	}
+	for _, i := range shards {
+		s := &ix.shards[i]
+		ix.afterWrite(s, now, out)
+		s.mu.Unlock()
+	}
+	hd.live.Add(int64(created))
+}
+
+// removeBatch removes one copy on m of up to lookupBatch blocks from hd and
+// returns how many it found; the caller holds hd.mu.
+func (ix *Index) removeBatch(hd *holder, hashes []uint64, m Medium) int {
+	if repeats(hashes) {
+		found := 0
+		for _, h := range hashes {
+			if ix.removeBlock(hd, h, m) {
+				found++
+			}
+		}
+		return found
+	}
+	var keyBuf [lookupBatch]Key
+	var at [lookupBatch]int8 // batch position of each known key's hash
+	keys := keyBuf[:0]
+	for j, h := range hashes {
+		if k, ok := hd.rev.get(h); ok {
+			at[len(keys)] = int8(j)
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return 0
+	}
+	var buf [lookupBatch]uint64
+	shards := ix.lockBatch(keys, &buf)
+	ix.probeBatch(keys)
+	var drop [lookupBatch]bool
+	found, gone := 0, 0
+	for j, k := range keys {
+		c := &ix.shardOf(k).c
+		f, g := c.remove(k, hd.id, m)
+		held := f || c.holds(k, hd.id)
+		if f {
+			found++
+		}
+		if g {
+			gone++
+		}
+		// Evicted earlier (or gone now): the reverse entry has no more use.
+		drop[j] = g || !held
+	}
+	for _, i := range shards {
+		ix.shards[i].mu.Unlock()
+	}
+	hd.live.Add(-int64(gone))
+	for j := range keys {
+		if drop[j] {
+			hd.rev.delete(hashes[at[j]])
+		}
+	}
+	return found
+}
