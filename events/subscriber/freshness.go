@@ -65,9 +65,12 @@ type streamState struct {
 	epoch, syncedEpoch, hbEpoch uint64
 	syncing, syncExcludes       bool // syncing and syncExcludes are read by refreshDown under s.mu
 	syncAttempted               bool
-	syncGen                     uint64
-	syncBuffer                  []inbound
-	syncOverflow                bool
+	// syncOnBeat asks for a sync at the source's next heartbeat: after
+	// the router's NATS connection returned (its relay may not be back yet).
+	syncOnBeat   bool
+	syncGen      uint64
+	syncBuffer   []inbound
+	syncOverflow bool
 	// aheadSeq is the sequence the previous heartbeat named when it was
 	// ahead of what the Source applied (hbgap.go); ahead says it was.
 	aheadSeq uint64

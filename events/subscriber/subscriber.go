@@ -79,6 +79,12 @@ type Subscriber struct {
 	syncDone    chan syncResult
 	reconnected chan struct{}
 	syncSeq     uint64 // apply loop only
+
+	// deafSince is when the router's own NATS connection was lost (unix
+	// nanoseconds, 0 while connected) and heardBack when it last returned:
+	// silence the router could not hear is not its relays' (expire).
+	deafSince atomic.Int64
+	heardBack atomic.Int64
 }
 
 // inbound is one NATS message handed from the handler to the apply loop.
@@ -181,7 +187,7 @@ func (s *Subscriber) run(ctx context.Context) {
 		case res := <-s.syncDone:
 			s.finishSync(res)
 		case <-s.reconnected:
-			s.syncAll(syncReconnect)
+			s.syncAfterReconnect()
 		}
 	}
 }

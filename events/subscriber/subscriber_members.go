@@ -57,12 +57,22 @@ func (s *Subscriber) silenceLimit(f *Freshness) time.Duration {
 }
 
 // expire removes sources that have been silent beyond their silence limit.
+// Only silence the router could have heard counts: while its own NATS
+// connection is down nothing expires (every relay would look silent, and
+// the engines behind them are as alive as before), and after it returns a
+// source's silence is measured from the return. A NATS outage thus leaves
+// the endpoints candidates on what the index held; the reconnect sync then
+// brings each one up to date.
 func (s *Subscriber) expire() {
+	if s.deafSince.Load() != 0 {
+		return
+	}
 	now := s.now()
+	back := time.Unix(0, s.heardBack.Load())
 	var dead []Source
 	s.mu.RLock()
 	for src, st := range s.streams {
-		if now.Sub(st.fresh.lastSeen()) > s.silenceLimit(&st.fresh) {
+		if now.Sub(latest(st.fresh.lastSeen(), back)) > s.silenceLimit(&st.fresh) {
 			dead = append(dead, src)
 		}
 	}
@@ -94,10 +104,13 @@ func (s *Subscriber) remove(src Source, st *streamState, reason string) {
 }
 
 // syncOnHeartbeat syncs a Source whose relay has a mirror on first contact
-// (a returning endpoint stays out of routing until synced) and when its
-// epoch is not the one the router holds.
+// (a returning endpoint stays out of routing until synced), when its
+// epoch is not the one the router holds, and at its first heartbeat after
+// the router's NATS connection returned.
 func (s *Subscriber) syncOnHeartbeat(src Source, st *streamState, epoch uint64, expired bool) {
 	switch {
+	case st.syncOnBeat: // marked only when the relay has a mirror
+		s.requestSync(src, st, syncReconnect, false)
 	case epoch == 0:
 	case !st.syncAttempted && expired:
 		s.requestSync(src, st, syncExpired, true)
@@ -106,4 +119,12 @@ func (s *Subscriber) syncOnHeartbeat(src Source, st *streamState, epoch uint64, 
 	case st.epoch != 0 && epoch != st.epoch:
 		s.requestSync(src, st, syncEpoch, false)
 	}
+}
+
+// latest is the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -87,6 +87,7 @@ func (s *Subscriber) requestSync(src Source, st *streamState, reason string, exc
 	s.syncSeq++ // subscriber-wide, so a late answer never matches a later stream's sync
 	s.mu.Lock()
 	st.syncing, st.syncExcludes, st.syncAttempted = true, exclude, true
+	st.syncOnBeat = false // this sync covers a pending reconnect
 	st.syncGen = s.syncSeq
 	s.refreshDown()
 	s.mu.Unlock()
@@ -214,38 +215,36 @@ func syncResultLabel(err error) string {
 	return syncFailed
 }
 
-// syncAll syncs every Source whose relay has a mirror (after a NATS
-// reconnect: whatever was published meanwhile may be lost).
-func (s *Subscriber) syncAll(reason string) {
-	s.mu.RLock()
-	var srcs []Source
-	for src, st := range s.streams {
+// syncAfterReconnect marks every Source whose relay has a mirror to sync at
+// its next heartbeat: whatever was published while the router's NATS
+// connection was away may be lost. Asking at once would race the relays'
+// own reconnects (a relay not back yet has no responder).
+func (s *Subscriber) syncAfterReconnect() {
+	s.mu.Lock()
+	for _, st := range s.streams {
 		if st.epoch != 0 || st.hbEpoch != 0 {
-			srcs = append(srcs, src)
+			st.syncOnBeat = true
 		}
 	}
-	s.mu.RUnlock()
-	for _, src := range srcs {
-		s.requestSync(src, s.streams[src], reason, false)
-	}
+	s.mu.Unlock()
 }
 
 // watchReconnects tells the apply loop when the NATS connection is back
-// after being lost.
+// after being lost, and keeps deafSince and heardBack for expire.
 func (s *Subscriber) watchReconnects(ctx context.Context) {
-	ch := s.nc.StatusChanged(nats.RECONNECTING, nats.CONNECTED)
+	ch := s.nc.StatusChanged(nats.DISCONNECTED, nats.RECONNECTING, nats.CONNECTED)
 	defer s.nc.RemoveStatusListener(ch)
-	lost := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case st := <-ch:
 			switch {
-			case st == nats.RECONNECTING:
-				lost = true
-			case st == nats.CONNECTED && lost:
-				lost = false
+			case st == nats.DISCONNECTED || st == nats.RECONNECTING:
+				s.deafSince.CompareAndSwap(0, s.now().UnixNano())
+			case st == nats.CONNECTED && s.deafSince.Load() != 0:
+				s.heardBack.Store(s.now().UnixNano())
+				s.deafSince.Store(0)
 				select {
 				case s.reconnected <- struct{}{}:
 				default: // one pending resync covers any number of reconnects
