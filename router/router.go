@@ -104,6 +104,7 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 	}
 	r.grpc = grpc.NewServer(opts...)
 	r.setServing(false) // known but NOT_SERVING until the index is ready
+	r.health.SetServingStatus(livenessService, healthpb.HealthCheckResponse_SERVING)
 	extprocv3.RegisterExternalProcessorServer(r.grpc, proc)
 	healthpb.RegisterHealthServer(r.grpc, r.health)
 	r.admin = &http.Server{Handler: r.adminMux(reg), ReadHeaderTimeout: 5 * time.Second}
@@ -113,7 +114,15 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 	return r, nil
 }
 
-const extProcService = "envoy.service.ext_proc.v3.ExternalProcessor"
+// The gRPC health service names: the ext_proc service (what Envoy's gRPC
+// health check asks by default) and GIE's endpoint-picker convention,
+// where "liveness" answers SERVING while the process serves and "readiness"
+// follows readiness like the others.
+const (
+	extProcService   = "envoy.service.ext_proc.v3.ExternalProcessor"
+	livenessService  = "liveness"
+	readinessService = "readiness"
+)
 
 func (r *Router) adminMux(reg *prometheus.Registry) *http.ServeMux {
 	mux := http.NewServeMux()
@@ -217,6 +226,7 @@ func (r *Router) setServing(on bool) {
 	}
 	r.health.SetServingStatus("", st)
 	r.health.SetServingStatus(extProcService, st)
+	r.health.SetServingStatus(readinessService, st)
 	r.ready.Store(on)
 }
 

@@ -122,7 +122,7 @@ func TestRouterAdminAndHealth(t *testing.T) {
 	}
 	defer conn.Close()
 	hc := healthpb.NewHealthClient(conn)
-	for _, svc := range []string{"", extProcService} {
+	for _, svc := range []string{"", extProcService, livenessService, readinessService} {
 		resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{Service: svc})
 		if err != nil || resp.Status != healthpb.HealthCheckResponse_SERVING {
 			t.Errorf("health %q = %v, %v; want SERVING", svc, resp, err)
