@@ -64,6 +64,12 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 		return nil, err
 	}
 	r := &Router{cfg: cfg, log: log, health: health.NewServer(), reg: reg}
+	if cfg.Fallbacks > 0 {
+		// The router cannot see the proxy; a plain ORIGINAL_DST cluster
+		// (the shipped Envoy configs) answers a list 503 no_healthy_upstream.
+		log.Warn("fallbacks on: the proxy must read a comma-separated endpoint list (a GIE gateway with fallback support); a plain Envoy ORIGINAL_DST cluster answers every request 503",
+			"fallbacks", cfg.Fallbacks)
+	}
 	defer func() {
 		if err != nil {
 			r.closeEvents()

@@ -250,3 +250,23 @@ func routeHeaderOnly(t *testing.T, conn *grpc.ClientConn) string {
 	t.Fatalf("no destination header in %v", resp)
 	return ""
 }
+
+// TestFallbacksWarn: the router cannot see whether its proxy reads an
+// endpoint list, so fallbacks on are announced at start-up with what they
+// need; off, nothing is said.
+func TestFallbacksWarn(t *testing.T) {
+	for _, n := range []int{0, 1} {
+		var logs strings.Builder
+		var cfg Config
+		cfg.Events.Disabled, cfg.Fallbacks = true, n
+		r, err := New(cfg.WithDefaults(), slog.New(slog.NewTextHandler(&logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.closeEvents()
+		warned := strings.Contains(logs.String(), "level=WARN") && strings.Contains(logs.String(), "ORIGINAL_DST")
+		if warned != (n > 0) {
+			t.Errorf("fallbacks %d: warned %v; log:\n%s", n, warned, logs.String())
+		}
+	}
+}
