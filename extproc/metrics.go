@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/warmroute/warmroute/scorer"
 )
 
 // outcome is the bounded label set of warmroute_extproc_requests_total.
@@ -62,6 +64,8 @@ type Metrics struct {
 	promptTokens, cachedTokens prometheus.Counter
 	// usage is indexed by whether cached_tokens was known: [0] unknown, [1] known.
 	usage [2]prometheus.Counter
+	// served is indexed by scorer.ServedResult.
+	served [3]prometheus.Counter
 }
 
 // NewMetrics creates the server's collectors and registers them on reg; a nil
@@ -91,10 +95,17 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		m.requests[o] = requests.WithLabelValues(o.String())
 	}
 	usage := m.addUsage()
+	served := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "warmroute", Subsystem: "extproc", Name: "served_total",
+		Help: "Routed responses whose proxy reported the endpoint it used, by how it compares with the choice.",
+	}, []string{"result"})
+	for _, r := range []scorer.ServedResult{scorer.ServedChosen, scorer.ServedFallback, scorer.ServedUnlisted} {
+		m.served[r] = served.WithLabelValues(r.String())
+	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{requests, m.decisionDuration, m.streamsActive, m.bufferedBytes, m.promptTokens, m.cachedTokens, usage} {
+	for _, c := range []prometheus.Collector{requests, m.decisionDuration, m.streamsActive, m.bufferedBytes, m.promptTokens, m.cachedTokens, usage, served} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering extproc metrics: %w", err)
 		}

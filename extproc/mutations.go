@@ -49,6 +49,15 @@ func setHeaders(opts ...*corev3.HeaderValueOption) *extprocv3.HeaderMutation {
 	return &extprocv3.HeaderMutation{SetHeaders: opts}
 }
 
+// removeHeader adds key to m's removals, creating m when nil.
+func removeHeader(m *extprocv3.HeaderMutation, key string) *extprocv3.HeaderMutation {
+	if m == nil {
+		m = &extprocv3.HeaderMutation{}
+	}
+	m.RemoveHeaders = append(m.RemoveHeaders, key)
+	return m
+}
+
 func decisionHeader(d *scorer.Decision) *corev3.HeaderValueOption {
 	return headerOption(api.DecisionHeader, headerSafe(d.Reason))
 }
