@@ -63,6 +63,8 @@ func errorReply(err error) (int, api.ErrorResponse) {
 		status, typ, msg = http.StatusRequestEntityTooLarge, api.ErrTypeTooLarge, err.Error()
 	case errors.Is(err, ErrOverloaded):
 		status, typ, msg = http.StatusServiceUnavailable, api.ErrTypeUnavailable, err.Error()
+	case errors.Is(err, scorer.ErrSaturated):
+		status, typ, msg = http.StatusTooManyRequests, api.ErrTypeRateLimit, err.Error()
 	case errors.Is(err, scorer.ErrNoEndpoint):
 		status, typ, msg = http.StatusServiceUnavailable, api.ErrTypeUnavailable, err.Error()
 	}

@@ -20,6 +20,7 @@ const (
 	outcomeNoEndpoint
 	outcomeInternal
 	outcomeOverloaded
+	outcomeShed
 	numOutcomes
 )
 
@@ -31,6 +32,7 @@ var outcomeNames = [numOutcomes]string{
 	outcomeNoEndpoint:   "no_endpoint",
 	outcomeInternal:     "internal",
 	outcomeOverloaded:   "overloaded",
+	outcomeShed:         "shed",
 }
 
 func (o outcome) String() string { return outcomeNames[o] }
@@ -46,6 +48,8 @@ func outcomeOf(status int) outcome {
 		return outcomeTooLarge
 	case http.StatusServiceUnavailable:
 		return outcomeNoEndpoint
+	case http.StatusTooManyRequests:
+		return outcomeShed
 	default:
 		return outcomeInternal
 	}

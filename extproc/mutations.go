@@ -140,8 +140,9 @@ func immediateResponse(status int, body api.ErrorResponse, o outcome) *extprocv3
 		b = []byte(`{"error":{"message":"internal error in the router","type":"internal_error","param":null,"code":500}}`)
 	}
 	headers := setHeaders(headerOption("content-type", "application/json"))
-	if o == outcomeOverloaded {
-		// The budget frees as other bodies finish, within about a second.
+	if o == outcomeOverloaded || o == outcomeShed {
+		// The budget frees as other bodies finish, within about a second;
+		// an engine queue moves on as fast as its batches complete.
 		headers.SetHeaders = append(headers.SetHeaders, headerOption("retry-after", "1"))
 	}
 	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ImmediateResponse{

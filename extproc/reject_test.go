@@ -240,6 +240,7 @@ warmroute_extproc_requests_total{outcome="internal"} 0
 warmroute_extproc_requests_total{outcome="no_endpoint"} 0
 warmroute_extproc_requests_total{outcome="overloaded"} 0
 warmroute_extproc_requests_total{outcome="routed"} 1
+warmroute_extproc_requests_total{outcome="shed"} 0
 warmroute_extproc_requests_total{outcome="too_large"} 0
 warmroute_extproc_requests_total{outcome="unknown_model"} 0
 # HELP warmroute_extproc_streams_active Open ext_proc streams.

@@ -121,6 +121,11 @@ type ScoringConfig struct {
 	// TieEpsilon makes candidates within this much of the best score
 	// equivalent; one of them is chosen at random. Default 0.02.
 	TieEpsilon *float64 `json:"tieEpsilon,omitempty"`
+	// ShedWaiting sheds load: a request whose every candidate's engine
+	// reports at least this many waiting (queued, not yet running) requests
+	// is refused with 429 instead of joining a queue. A candidate without
+	// fresh gauges is never saturated. Zero (the default) never sheds.
+	ShedWaiting float64 `json:"shedWaiting,omitempty"`
 }
 
 // Defaults of ScoringConfig.
@@ -162,6 +167,7 @@ func (c ScoringConfig) validate() []error {
 	check("engineLoadWeight", c.EngineLoadWeight)
 	check("herdMargin", c.HerdMargin)
 	check("tieEpsilon", c.TieEpsilon)
+	check("shedWaiting", &c.ShedWaiting)
 	return errs
 }
 

@@ -93,12 +93,32 @@ func (s *Scorer) Pick(ctx context.Context, req *Request) (*Decision, error) {
 	if candidates = s.live(candidates); len(candidates) == 0 {
 		return nil, fmt.Errorf("pool %q: every eligible endpoint's engine is down: %w", pl.name, ErrNoEndpoint)
 	}
+	if s.saturated(candidates) {
+		return nil, fmt.Errorf("pool %q: %d candidates, each with at least %g waiting requests: %w",
+			pl.name, len(candidates), s.opts.Scoring.ShedWaiting, ErrSaturated)
+	}
 	d := &Decision{Pool: pl.name, model: pl.name, s: s, ID: index.DecisionID(s.nextID.Add(1))}
 	note := s.prepare(ctx, pl, req, candidates, d)
 	w := s.scratch.Get().(*work)
 	defer s.scratch.Put(w)
 	s.decide(w, pl, candidates, d, note)
 	return d, nil
+}
+
+// saturated reports whether shedding is on and every candidate's engine
+// reports at least ShedWaiting waiting requests; a candidate without fresh
+// gauges is not saturated, so missing data never sheds.
+func (s *Scorer) saturated(candidates []string) bool {
+	limit := s.opts.Scoring.ShedWaiting
+	if limit <= 0 || s.opts.EngineLoad == nil {
+		return false
+	}
+	for _, ep := range candidates {
+		if _, waiting, _, ok := s.opts.EngineLoad.EngineLoad(ep); !ok || !(waiting >= limit) {
+			return false
+		}
+	}
+	return true
 }
 
 // prepare runs the prefix stages (tokens, keys) when the pool has them. It
