@@ -51,6 +51,8 @@ type Router struct {
 	sub        *subscriber.Subscriber
 	subMetrics *subscriber.Metrics
 	share      *predictions.Share
+	// kube follows the pools' InferencePools; nil when no pool names one.
+	kube *kubeMembership
 }
 
 // New builds the router in dependency order: NATS, the event subscriber,
@@ -89,6 +91,9 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 		hooks.predictions = r.share
 	}
 	if r.pipe, err = newPipeline(cfg, reg, hooks); err != nil {
+		return nil, err
+	}
+	if r.kube, err = newKubeMembership(cfg, r.pipe, reg, log); err != nil {
 		return nil, err
 	}
 	procMetrics, err := extproc.NewMetrics(reg)
@@ -187,7 +192,7 @@ func (r *Router) serve(ctx context.Context, grpcLn, adminLn, debugLn net.Listene
 		return err
 	}
 	var wg sync.WaitGroup
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	wg.Go(func() { errc <- r.grpc.Serve(grpcLn) })
 	wg.Go(func() { errc <- r.admin.Serve(adminLn) })
 	debugAt := DebugOff
@@ -197,6 +202,13 @@ func (r *Router) serve(ctx context.Context, grpcLn, adminLn, debugLn net.Listene
 	}
 	wg.Go(func() { r.pipe.run(bg) })
 	wg.Go(func() { r.ttl.Run(bg) })
+	if r.kube != nil {
+		wg.Go(func() {
+			if err := r.kube.run(bg); err != nil {
+				errc <- err
+			}
+		})
+	}
 	r.log.Info("warmroute listening", "grpc", grpcLn.Addr().String(), "admin", adminLn.Addr().String(),
 		"debug", debugAt, "tls", r.cfg.TLS.Enabled(), "mtls", r.cfg.TLS.ClientCAFile != "", "pools", len(r.cfg.Pools), "nats", r.natsURL(), "ttl_mode", r.cfg.TTL.Mode)
 	var runErr error
@@ -207,6 +219,9 @@ func (r *Router) serve(ctx context.Context, grpcLn, adminLn, debugLn net.Listene
 			case <-r.share.Ready():
 			case <-ctx.Done():
 			}
+		}
+		if r.kube != nil {
+			r.kube.waitSynced(ctx) // the pools' members are known
 		}
 		stopWatch := r.watchBus(ctx) // ready, unless the bus has been down too long
 		select {
