@@ -79,6 +79,18 @@ else is router.config verbatim, plus the NATS connection when NATS is on.
 {{- if and (gt (int (default 0 $cfg.fallbacks)) 0) (ne .Values.envoy.mode "none") -}}
 {{- fail "router.config.fallbacks > 0 needs a proxy that reads the comma-separated endpoint list (a GIE gateway with fallback support); the chart's Envoy routes with an ORIGINAL_DST cluster, which answers every such request 503 no_healthy_upstream: set fallbacks to 0 or envoy.mode=none" -}}
 {{- end -}}
+{{- if .Values.inferencePool.enabled -}}
+{{- $pools := default list $cfg.pools -}}
+{{- if not $pools -}}
+{{- fail "inferencePool.enabled: router.config.pools needs a pool to take the InferencePool's members" -}}
+{{- end -}}
+{{- $first := deepCopy (first $pools) -}}
+{{- if $first.endpoints -}}
+{{- fail "inferencePool.enabled: the InferencePool's ready pods are the first pool's endpoints; leave router.config.pools[0].endpoints empty" -}}
+{{- end -}}
+{{- $_ := set $first "inferencePool" (printf "%s/%s" .Release.Namespace (include "warmroute.inferencePoolName" .)) -}}
+{{- $_ := set $cfg "pools" (prepend (rest $pools) $first) -}}
+{{- end -}}
 {{- $_ := set $cfg "grpcAddr" (printf ":%d" (int .Values.router.ports.grpc)) -}}
 {{- $_ := set $cfg "adminAddr" (printf ":%d" (int .Values.router.ports.admin)) -}}
 {{- with .Values.router.tls.existingSecret -}}
@@ -148,4 +160,9 @@ readOnlyRootFilesystem: true
 runAsNonRoot: true
 capabilities:
   drop: [ALL]
+{{- end -}}
+
+{{/* The InferencePool the router follows: inferencePool.name or the chart's own. */}}
+{{- define "warmroute.inferencePoolName" -}}
+{{- default (include "warmroute.fullname" .) .Values.inferencePool.name -}}
 {{- end -}}

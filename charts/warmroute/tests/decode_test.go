@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -21,6 +22,8 @@ var strictDecoders = map[string]func([]byte) error{
 	"apps/v1/Deployment":                      strict[appsv1.Deployment],
 	"apps/v1/StatefulSet":                     strict[appsv1.StatefulSet],
 	"policy/v1/PodDisruptionBudget":           strict[policyv1.PodDisruptionBudget],
+	"rbac.authorization.k8s.io/v1/Role":        strict[rbacv1.Role],
+	"rbac.authorization.k8s.io/v1/RoleBinding": strict[rbacv1.RoleBinding],
 	"monitoring.coreos.com/v1/ServiceMonitor": strict[monitoringv1.ServiceMonitor],
 	"monitoring.coreos.com/v1/PodMonitor":     strict[monitoringv1.PodMonitor],
 	"monitoring.coreos.com/v1/PrometheusRule": strict[monitoringv1.PrometheusRule],
