@@ -118,6 +118,9 @@ else is router.config verbatim, plus the NATS connection when NATS is on.
 {{- if include "warmroute.natsSecret" . -}}
 {{- $_ := set $events "credsFile" (include "warmroute.natsCredsPath" .) -}}
 {{- end -}}
+{{- if include "warmroute.natsAuthSecret" . -}}
+{{- $_ := set $events "nkeySeedFile" (printf "%s/router.nk" (include "warmroute.natsAuthDir" .)) -}}
+{{- end -}}
 {{- if and (eq .Values.nats.mode "embedded") .Values.nats.embedded.jetstream.enabled -}}
 {{- $js := deepCopy (default dict $events.jetStream) -}}
 {{- $_ := set $js "enabled" true -}}
@@ -166,3 +169,9 @@ capabilities:
 {{- define "warmroute.inferencePoolName" -}}
 {{- default (include "warmroute.fullname" .) .Values.inferencePool.name -}}
 {{- end -}}
+
+{{/* The embedded NATS authorization Secret (auth.conf, router.nk, relay.nk), or empty. */}}
+{{- define "warmroute.natsAuthSecret" -}}
+{{- if eq .Values.nats.mode "embedded" -}}{{- .Values.nats.embedded.auth.existingSecret -}}{{- end -}}
+{{- end -}}
+{{- define "warmroute.natsAuthDir" -}}/etc/warmroute/nats-auth{{- end -}}
