@@ -15,18 +15,18 @@ import (
 // strictDecoders maps apiVersion/kind to a strict decode into the real Go
 // type: unknown or duplicate fields and wrong value types are errors.
 var strictDecoders = map[string]func([]byte) error{
-	"v1/ConfigMap":                            strict[corev1.ConfigMap],
-	"v1/Secret":                               strict[corev1.Secret],
-	"v1/Service":                              strict[corev1.Service],
-	"v1/ServiceAccount":                       strict[corev1.ServiceAccount],
-	"apps/v1/Deployment":                      strict[appsv1.Deployment],
-	"apps/v1/StatefulSet":                     strict[appsv1.StatefulSet],
-	"policy/v1/PodDisruptionBudget":           strict[policyv1.PodDisruptionBudget],
+	"v1/ConfigMap":                             strict[corev1.ConfigMap],
+	"v1/Secret":                                strict[corev1.Secret],
+	"v1/Service":                               strict[corev1.Service],
+	"v1/ServiceAccount":                        strict[corev1.ServiceAccount],
+	"apps/v1/Deployment":                       strict[appsv1.Deployment],
+	"apps/v1/StatefulSet":                      strict[appsv1.StatefulSet],
+	"policy/v1/PodDisruptionBudget":            strict[policyv1.PodDisruptionBudget],
 	"rbac.authorization.k8s.io/v1/Role":        strict[rbacv1.Role],
 	"rbac.authorization.k8s.io/v1/RoleBinding": strict[rbacv1.RoleBinding],
-	"monitoring.coreos.com/v1/ServiceMonitor": strict[monitoringv1.ServiceMonitor],
-	"monitoring.coreos.com/v1/PodMonitor":     strict[monitoringv1.PodMonitor],
-	"monitoring.coreos.com/v1/PrometheusRule": strict[monitoringv1.PrometheusRule],
+	"monitoring.coreos.com/v1/ServiceMonitor":  strict[monitoringv1.ServiceMonitor],
+	"monitoring.coreos.com/v1/PodMonitor":      strict[monitoringv1.PodMonitor],
+	"monitoring.coreos.com/v1/PrometheusRule":  strict[monitoringv1.PrometheusRule],
 	// The Gateway API Inference Extension's Go module is not in this
 	// project's dependency set; its InferencePool is checked structurally
 	// against the v1 schema (inferencepool_test.go).
