@@ -9,14 +9,17 @@ import (
 	"slices"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 )
@@ -59,9 +62,11 @@ type Watcher struct {
 }
 
 // New returns a watcher of target through the dynamic client (the
-// InferencePool) and the typed client (Pods), both confined to the target's
-// namespace. m may be nil; log may be nil.
-func New(dyn dynamic.Interface, kube kubernetes.Interface, target Target, sink Sink, m *Metrics, log *slog.Logger) (*Watcher, error) {
+// InferencePool) and the core client (Pods), both confined to the target's
+// namespace. Only the core group's client is taken, not a whole clientset:
+// the router binary then links one API group, not all of them. m may be
+// nil; log may be nil.
+func New(dyn dynamic.Interface, core corev1client.PodsGetter, target Target, sink Sink, m *Metrics, log *slog.Logger) (*Watcher, error) {
 	if target.Namespace == "" || target.Name == "" {
 		return nil, fmt.Errorf("creating inferencepool watcher: namespace and name are required, got %q", target)
 	}
@@ -75,16 +80,28 @@ func New(dyn dynamic.Interface, kube kubernetes.Interface, target Target, sink S
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", target.Name).String()
 	}
 	dynFactory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, target.Namespace, byName)
-	podFactory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(target.Namespace))
+	pods := core.Pods(target.Namespace)
+	// The semantics wrapper asks core whether it can stream the initial
+	// list (a watch-list); fake clients say they cannot.
+	podInformer := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, o) },
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return pods.Watch(ctx, o)
+		},
+	}, core), &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	w := &Watcher{
 		target: target, sink: sink, log: log, metrics: m,
 		pools:   dynFactory.ForResource(GVR),
-		pods:    podFactory.Core().V1().Pods().Informer(),
-		podList: podFactory.Core().V1().Pods().Lister(),
+		pods:    podInformer,
+		podList: corelisters.NewPodLister(podInformer.GetIndexer()),
 		changed: make(chan struct{}, 1),
 		synced:  make(chan struct{}),
 	}
-	w.start = func(stop <-chan struct{}) { dynFactory.Start(stop); podFactory.Start(stop) }
+	w.start = func(stop <-chan struct{}) {
+		dynFactory.Start(stop)
+		podInformer.Run(stop) // returns once stop is closed
+		dynFactory.Shutdown() // waits for the pool informer's goroutines
+	}
 	notify := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.poke() },
 		UpdateFunc: func(any, any) { w.poke() },

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/warmroute/warmroute/internal/testwait"
 )
@@ -110,7 +111,7 @@ func newFixture(t *testing.T, objs []runtime.Object, pools ...*unstructured.Unst
 	f := &fixture{t: t, sink: &recordingSink{},
 		dyn:  dynfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{GVR: "InferencePoolList"}, dynObjs...),
 		kube: kubefake.NewClientset(objs...)}
-	w, err := New(f.dyn, f.kube, Target{Namespace: ns, Name: "pool"}, f.sink, nil, nil)
+	w, err := New(f.dyn, FakeCore{f.kube.CoreV1()}, Target{Namespace: ns, Name: "pool"}, f.sink, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,3 +249,9 @@ func TestNewRejectsAnIncompleteTarget(t *testing.T) {
 		}
 	}
 }
+
+// FakeCore is a fake core client that, like the fake clientset, says it
+// cannot stream an initial list.
+type FakeCore struct{ corev1client.PodsGetter }
+
+func (FakeCore) IsWatchListSemanticsUnSupported() bool { return true }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -22,7 +22,7 @@ import (
 // kubeClients builds the Kubernetes clients: from $KUBECONFIG when set (a
 // router run outside the cluster), else the pod's service account. Tests
 // replace it with fakes.
-var kubeClients = func() (dynamic.Interface, kubernetes.Interface, error) {
+var kubeClients = func() (dynamic.Interface, corev1client.PodsGetter, error) {
 	var cfg *rest.Config
 	var err error
 	if path := os.Getenv("KUBECONFIG"); path != "" {
@@ -37,7 +37,7 @@ var kubeClients = func() (dynamic.Interface, kubernetes.Interface, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating the kubernetes dynamic client: %w", err)
 	}
-	kube, err := kubernetes.NewForConfig(cfg)
+	kube, err := corev1client.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating the kubernetes client: %w", err)
 	}

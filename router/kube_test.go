@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	dynfake "k8s.io/client-go/dynamic/fake"
-	"k8s.io/client-go/kubernetes"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/inferencepool"
@@ -49,7 +49,7 @@ func TestRouterPoolFromInferencePool(t *testing.T) {
 		map[schema.GroupVersionResource]string{inferencepool.GVR: "InferencePoolList"}, pool)
 	kube := kubefake.NewClientset(readyPod("a", "192.0.2.1", true), readyPod("b", "192.0.2.2", true))
 	saved := kubeClients
-	kubeClients = func() (dynamic.Interface, kubernetes.Interface, error) { return dyn, kube, nil }
+	kubeClients = func() (dynamic.Interface, corev1client.PodsGetter, error) { return dyn, fakeCore{kube.CoreV1()}, nil }
 	t.Cleanup(func() { kubeClients = saved })
 
 	var cfg Config
@@ -113,3 +113,9 @@ func TestOwnNamespace(t *testing.T) {
 		t.Errorf("ownNamespace = %q, %v; want llm", ns, err)
 	}
 }
+
+// fakeCore is the fake core client, saying (as the fake clientset does) that
+// it cannot stream an initial list.
+type fakeCore struct{ corev1client.PodsGetter }
+
+func (fakeCore) IsWatchListSemanticsUnSupported() bool { return true }
