@@ -20,5 +20,6 @@ const (
 	ErrTypeNotFound       = "not_found_error"
 	ErrTypeTooLarge       = "request_too_large"
 	ErrTypeUnavailable    = "service_unavailable"
+	ErrTypeRateLimit      = "rate_limit_error"
 	ErrTypeInternal       = "internal_error"
 )

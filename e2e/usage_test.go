@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
 	"github.com/warmroute/warmroute/openai"
 )
@@ -16,6 +17,7 @@ const (
 	promptTokensMetric = "warmroute_extproc_prompt_tokens_total"
 	cachedTokensMetric = "warmroute_extproc_cached_tokens_total"
 	usageMetric        = "warmroute_extproc_usage_total"
+	servedMetric       = "warmroute_extproc_served_total"
 )
 
 // TestRouterReadsUsage sends a streaming and a non-streaming request through
@@ -59,6 +61,16 @@ func testUsage(t *testing.T, st *harness.Stack, stream bool) {
 	known := map[string]string{"result": "known"}
 	if got, want := after.Sum(usageMetric, known), before.Sum(usageMetric, known)+1; got != want {
 		t.Errorf("%s{result=known} = %v, want %v", usageMetric, got, want)
+	}
+	// Envoy reports the endpoint it used (the route's response header);
+	// with ORIGINAL_DST it is always the chosen one, and the client never
+	// sees the header.
+	chosen := map[string]string{"result": "chosen"}
+	if got, want := after.Sum(servedMetric, chosen), before.Sum(servedMetric, chosen)+1; got != want {
+		t.Errorf("%s{result=chosen} = %v, want %v", servedMetric, got, want)
+	}
+	if v := r.header.Get(api.ServedHeader); v != "" {
+		t.Errorf("the client got %s: %s", api.ServedHeader, v)
 	}
 }
 

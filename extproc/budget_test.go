@@ -7,6 +7,7 @@ import (
 
 	"github.com/warmroute/warmroute/extproc"
 	"github.com/warmroute/warmroute/internal/testwait"
+	"github.com/warmroute/warmroute/scorer"
 )
 
 // budgetOpts allows 64 KiB bodies and 64 KiB buffered across streams: two
@@ -125,5 +126,40 @@ func TestBufferedBudgetConfig(t *testing.T) {
 				t.Errorf("Validate() = %v, want ok=%v", err, tc.ok)
 			}
 		})
+	}
+}
+
+// saturatedGauges reports every endpoint with a deep engine queue.
+type saturatedGauges struct{}
+
+func (saturatedGauges) EngineLoad(string) (running, waiting, kv float64, ok bool) {
+	return 8, 12, 0.95, true
+}
+
+// TestShedAnswers429: when the scorer sheds (every candidate saturated), the
+// client gets 429 rate_limit_error with retry-after, counted as shed.
+func TestShedAnswers429(t *testing.T) {
+	p := scorer.New(scorer.NewPools(testPools, ""), &scorer.Load{}, scorer.Options{
+		EngineLoad: saturatedGauges{}, Scoring: scorer.ScoringConfig{ShedWaiting: 10}})
+	h := newHarness(t, harnessConfig{picker: p})
+	s := h.open()
+	s.send(first(reqHeaders("/v1/completions", false), buffered, none), reqBody(completion("m", "hello"), true))
+	s.recv() // CONTINUE
+	r := s.recv()
+	if v, ok := headerIn(r.GetImmediateResponse().GetHeaders(), "retry-after"); !ok || v != "1" {
+		t.Errorf("retry-after = %q (present %v), want 1", v, ok)
+	}
+	code, body := immediate(t, r)
+	if code != 429 || body.Error.Type != "rate_limit_error" || !strings.Contains(body.Error.Message, "saturated") {
+		t.Errorf("answer = %d %+v, want 429 rate_limit_error naming saturation", code, body.Error)
+	}
+	if err := s.wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.requestsTotal("shed"); got != 1 {
+		t.Errorf("requests_total{shed} = %v, want 1", got)
+	}
+	if got := h.requestsTotal("routed"); got != 0 {
+		t.Errorf("requests_total{routed} = %v, want 0", got)
 	}
 }

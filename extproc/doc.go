@@ -22,7 +22,10 @@
 // The destination is the header x-gateway-destination-endpoint (the chosen
 // endpoint, then fallbacks, comma-separated) and the same value in dynamic
 // metadata envoy.lb. The routing Decision is committed when that answer is
-// sent, hears ResponseStarted on the response headers, and hears Usage once
+// sent; on the response headers it hears the endpoint the proxy reports
+// having used (envoy.lb / x-gateway-destination-endpoint-served metadata or
+// the response header of that name, which is then removed), so a fallback
+// that served holds the load and predictions, then ResponseStarted; Usage once
 // and then Release when the response ends, the stream breaks or the client
 // goes away. Release happens at the latest when Envoy closes the stream, so
 // Envoy must send response headers (and, to count until the last byte, the

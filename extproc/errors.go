@@ -66,6 +66,8 @@ func errorReply(err error) (int, api.ErrorResponse) {
 	case errors.Is(err, scorer.ErrResponseNotFound):
 		// vLLM's own answer for an unknown previous_response_id.
 		status, typ, msg = http.StatusNotFound, api.ErrTypeInvalidRequest, err.Error()
+	case errors.Is(err, scorer.ErrSaturated):
+		status, typ, msg = http.StatusTooManyRequests, api.ErrTypeRateLimit, err.Error()
 	case errors.Is(err, scorer.ErrNoEndpoint):
 		status, typ, msg = http.StatusServiceUnavailable, api.ErrTypeUnavailable, err.Error()
 	}

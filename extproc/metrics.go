@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/warmroute/warmroute/scorer"
 )
 
 // outcome is the bounded label set of warmroute_extproc_requests_total.
@@ -19,6 +21,7 @@ const (
 	outcomeInternal
 	outcomeOverloaded
 	outcomeResponseNotFound
+	outcomeShed
 	numOutcomes
 )
 
@@ -32,6 +35,7 @@ var outcomeNames = [numOutcomes]string{
 	outcomeOverloaded:   "overloaded",
 	// a previous_response_id the router cannot reach (scorer.Affinity)
 	outcomeResponseNotFound: "response_not_found",
+	outcomeShed:             "shed",
 }
 
 func (o outcome) String() string { return outcomeNames[o] }
@@ -47,6 +51,8 @@ func outcomeOf(status int) outcome {
 		return outcomeTooLarge
 	case http.StatusServiceUnavailable:
 		return outcomeNoEndpoint
+	case http.StatusTooManyRequests:
+		return outcomeShed
 	default:
 		return outcomeInternal
 	}
@@ -67,6 +73,8 @@ type Metrics struct {
 	usage [2]prometheus.Counter
 	// handshakeFailures counts refused TLS handshakes by reason (tlscount.go).
 	handshakeFailures *prometheus.CounterVec
+	// served is indexed by scorer.ServedResult.
+	served [3]prometheus.Counter
 }
 
 // NewMetrics creates the server's collectors and registers them on reg; a nil
@@ -100,10 +108,17 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		Namespace: "warmroute", Subsystem: "extproc", Name: "tls_handshake_failures_total",
 		Help: "TLS handshakes the ext_proc listener refused, by reason (no_client_cert, unknown_ca, protocol, other).",
 	}, []string{"reason"})
+	served := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "warmroute", Subsystem: "extproc", Name: "served_total",
+		Help: "Routed responses whose proxy reported the endpoint it used, by how it compares with the choice.",
+	}, []string{"result"})
+	for _, r := range []scorer.ServedResult{scorer.ServedChosen, scorer.ServedFallback, scorer.ServedUnlisted} {
+		m.served[r] = served.WithLabelValues(r.String())
+	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{requests, m.decisionDuration, m.streamsActive, m.bufferedBytes, m.promptTokens, m.cachedTokens, usage, m.handshakeFailures} {
+	for _, c := range []prometheus.Collector{requests, m.decisionDuration, m.streamsActive, m.bufferedBytes, m.promptTokens, m.cachedTokens, usage, m.handshakeFailures, served} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering extproc metrics: %w", err)
 		}

@@ -49,6 +49,15 @@ func setHeaders(opts ...*corev3.HeaderValueOption) *extprocv3.HeaderMutation {
 	return &extprocv3.HeaderMutation{SetHeaders: opts}
 }
 
+// removeHeader adds key to m's removals, creating m when nil.
+func removeHeader(m *extprocv3.HeaderMutation, key string) *extprocv3.HeaderMutation {
+	if m == nil {
+		m = &extprocv3.HeaderMutation{}
+	}
+	m.RemoveHeaders = append(m.RemoveHeaders, key)
+	return m
+}
+
 func decisionHeader(d *scorer.Decision) *corev3.HeaderValueOption {
 	return headerOption(api.DecisionHeader, headerSafe(d.Reason))
 }
@@ -131,8 +140,9 @@ func immediateResponse(status int, body api.ErrorResponse, o outcome) *extprocv3
 		b = []byte(`{"error":{"message":"internal error in the router","type":"internal_error","param":null,"code":500}}`)
 	}
 	headers := setHeaders(headerOption("content-type", "application/json"))
-	if o == outcomeOverloaded {
-		// The budget frees as other bodies finish, within about a second.
+	if o == outcomeOverloaded || o == outcomeShed {
+		// The budget frees as other bodies finish, within about a second;
+		// an engine queue moves on as fast as its batches complete.
 		headers.SetHeaders = append(headers.SetHeaders, headerOption("retry-after", "1"))
 	}
 	return &extprocv3.ProcessingResponse{Response: &extprocv3.ProcessingResponse_ImmediateResponse{

@@ -16,21 +16,27 @@ import (
 // requestsTotal reads warmroute_extproc_requests_total{outcome}.
 func (h *harness) requestsTotal(outcome string) float64 {
 	h.t.Helper()
+	return h.counter("warmroute_extproc_requests_total", outcome)
+}
+
+// counter reads the counter name{label=value} of a one-label family.
+func (h *harness) counter(name, value string) float64 {
+	h.t.Helper()
 	mfs, err := h.reg.Gather()
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() != "warmroute_extproc_requests_total" {
+		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			if m.GetLabel()[0].GetValue() == outcome {
+			if m.GetLabel()[0].GetValue() == value {
 				return m.GetCounter().GetValue()
 			}
 		}
 	}
-	h.t.Fatalf("no requests_total{outcome=%q}", outcome)
+	h.t.Fatalf("no %s{%q}", name, value)
 	return 0
 }
 
@@ -235,6 +241,7 @@ warmroute_extproc_requests_total{outcome="no_endpoint"} 0
 warmroute_extproc_requests_total{outcome="overloaded"} 0
 warmroute_extproc_requests_total{outcome="response_not_found"} 0
 warmroute_extproc_requests_total{outcome="routed"} 1
+warmroute_extproc_requests_total{outcome="shed"} 0
 warmroute_extproc_requests_total{outcome="too_large"} 0
 warmroute_extproc_requests_total{outcome="unknown_model"} 0
 # HELP warmroute_extproc_streams_active Open ext_proc streams.

@@ -5,18 +5,28 @@ import (
 	"strconv"
 	"strings"
 
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	filterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+
+	"github.com/warmroute/warmroute/api"
 )
 
 // The response side of a stream: the decision learns when the response
 // started (prefill is over) and, at its end, the usage it reported, then is
 // released.
 
-func (st *stream) onResponseHeaders(h *extprocv3.HttpHeaders) reply {
+func (st *stream) onResponseHeaders(h *extprocv3.HttpHeaders, md *corev3.Metadata) reply {
 	common := &extprocv3.CommonResponse{}
 	if st.decision != nil && st.srv.opts.DecisionHeader.onResponse() {
 		common.HeaderMutation = setHeaders(decisionHeader(st.decision))
+	}
+	if served, ok := servedEndpoint(h, md); ok {
+		// Read, then kept from the client: it names a model server.
+		common.HeaderMutation = removeHeader(common.HeaderMutation, api.ServedHeader)
+		if st.committed {
+			st.srv.metrics.served[st.life.Served(served)].Inc()
+		}
 	}
 	if st.committed {
 		// Envoy sends response headers before any body byte, so this is the
@@ -37,6 +47,26 @@ func (st *stream) onResponseHeaders(h *extprocv3.HttpHeaders) reply {
 		st.end()
 	}
 	return one(responseHeadersResponse(common))
+}
+
+// servedEndpoint reads the endpoint the proxy reports having used: the
+// endpoint-picker protocol's envoy.lb / x-gateway-destination-endpoint-served
+// metadata on the response, else the response header of that name (which an
+// Envoy route can add from %UPSTREAM_REMOTE_ADDRESS%). ok is false when the
+// proxy reports nothing.
+func servedEndpoint(h *extprocv3.HttpHeaders, md *corev3.Metadata) (string, bool) {
+	v := md.GetFilterMetadata()[api.DestinationMetadataNamespace].GetFields()[api.ServedHeader].GetStringValue()
+	if v = strings.TrimSpace(v); v != "" {
+		return v, true
+	}
+	for _, hv := range h.GetHeaders().GetHeaders() {
+		if strings.EqualFold(hv.GetKey(), api.ServedHeader) {
+			if v := strings.TrimSpace(headerValue(hv)); v != "" {
+				return v, true
+			}
+		}
+	}
+	return "", false
 }
 
 // usageReaderFor returns the reader for a 2xx response, or nil when its

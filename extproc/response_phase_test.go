@@ -11,7 +11,9 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/extproc"
 	"github.com/warmroute/warmroute/scorer"
 )
@@ -32,6 +34,11 @@ func (r recorder) ResponseStarted() {
 func (r recorder) Usage(p, c int, known bool) {
 	r.log(fmt.Sprintf("usage(%d,%d,%v)", p, c, known))
 	r.d.Usage(p, c, known)
+}
+func (r recorder) Served(ep string) scorer.ServedResult {
+	res := r.d.Served(ep)
+	r.log("served(" + res.String() + ")")
+	return res
 }
 func (r recorder) Failed()  { r.log("failed"); r.d.Failed() }
 func (r recorder) Release() { r.log("release"); r.d.Release() }
@@ -291,4 +298,87 @@ func gatherCounters(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// TestServedEndpoint: the endpoint the proxy reports having used (metadata
+// or response header) reaches the decision before ResponseStarted, is
+// counted by how it compares with the choice, and the header is kept from
+// the client. A fallback that served holds the request's load.
+func TestServedEndpoint(t *testing.T) {
+	viaMetadata := func(r *extprocv3.ProcessingRequest, ep string) {
+		inner, _ := structpb.NewStruct(map[string]any{api.ServedHeader: ep})
+		r.MetadataContext = &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{api.DestinationMetadataNamespace: inner}}
+	}
+	viaHeader := func(r *extprocv3.ProcessingRequest, ep string) {
+		hs := r.GetResponseHeaders().GetHeaders()
+		hs.Headers = append(hs.Headers, &corev3.HeaderValue{Key: api.ServedHeader, RawValue: []byte(ep)})
+	}
+	tests := []struct {
+		name   string
+		report func(*extprocv3.ProcessingRequest, string)
+		pick   func(chosen, fallback string) string
+		want   string
+	}{
+		{"metadata names the fallback", viaMetadata, func(_, fb string) string { return fb }, "fallback"},
+		{"header names the fallback", viaHeader, func(_, fb string) string { return fb }, "fallback"},
+		{"header names the choice", viaHeader, func(c, _ string) string { return c }, "chosen"},
+		{"metadata names another endpoint", viaMetadata, func(string, string) string { return "192.0.2.7:8000" }, "unlisted"},
+		{"nothing reported", nil, nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &tracked{harness: newHarness(t, harnessConfig{fallbacks: 1})}
+			extproc.TrackDecisions(tr.srv, func(d *scorer.Decision) extproc.Lifecycle {
+				return recorder{d: d, mu: &tr.mu, calls: &tr.calls}
+			})
+			s := tr.open()
+			s.send(first(reqHeaders("/v1/completions", false), buffered, buffered), reqBody(completion("m", "hi"), true))
+			s.recv()
+			r := s.recv()
+			dest := strings.Split(routing(t, r, r.GetRequestBody().GetResponse()), ",")
+			if len(dest) != 2 {
+				t.Fatalf("destination %v, want the choice and one fallback", dest)
+			}
+			resp := respHeadersWith("200", jsonType, false)
+			served := dest[0]
+			if tc.report != nil {
+				served = tc.pick(dest[0], dest[1])
+				tc.report(resp, served)
+			}
+			s.send(resp)
+			rh := s.recv().GetResponseHeaders().GetResponse().GetHeaderMutation()
+			if removed := slices.Contains(rh.GetRemoveHeaders(), api.ServedHeader); removed != (tc.report != nil) {
+				t.Errorf("served header removed from the client response: %v, want %v", removed, tc.report != nil)
+			}
+			if tc.want == "fallback" {
+				if a, b := tr.load.InFlight(dest[0]), tr.load.InFlight(dest[1]); a != 0 || b != 1 {
+					t.Errorf("in flight chosen %d, fallback %d; want 0, 1", a, b)
+				}
+			}
+			s.send(respBody([]byte("{}"), true))
+			s.recv()
+			if err := s.finish(); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"commit", "started", "usage(0,0,false)", "release"}
+			if tc.want != "" {
+				want = slices.Insert(want, 1, "served("+tc.want+")")
+			}
+			if got := tr.recorded(); !slices.Equal(got, want) {
+				t.Fatalf("calls %v, want %v", got, want)
+			}
+			for _, res := range []string{"chosen", "fallback", "unlisted"} {
+				want := 0.0
+				if res == tc.want {
+					want = 1
+				}
+				if got := tr.counter("warmroute_extproc_served_total", res); got != want {
+					t.Errorf("served_total{%s} = %v, want %v", res, got, want)
+				}
+			}
+			if tr.inflight() != 0 {
+				t.Errorf("in flight %d after the response, want 0", tr.inflight())
+			}
+		})
+	}
 }

@@ -195,9 +195,11 @@ type Server struct {
 }
 
 // lifecycle is what a stream calls on a routing decision, in this order:
-// Commit, ResponseStarted, Usage, Release. *scorer.Decision implements it.
+// Commit, Served (when the proxy reports the endpoint it used),
+// ResponseStarted, Usage, Release. *scorer.Decision implements it.
 type lifecycle interface {
 	Commit()
+	Served(endpoint string) scorer.ServedResult
 	ResponseStarted()
 	Failed()
 	Usage(promptTokens, cachedTokens int, known bool)

@@ -107,7 +107,7 @@ func (st *stream) handle(req *extprocv3.ProcessingRequest) (r reply) {
 	case *extprocv3.ProcessingRequest_RequestTrailers:
 		return st.onRequestTrailers()
 	case *extprocv3.ProcessingRequest_ResponseHeaders:
-		return st.onResponseHeaders(v.ResponseHeaders)
+		return st.onResponseHeaders(v.ResponseHeaders, req.GetMetadataContext())
 	case *extprocv3.ProcessingRequest_ResponseBody:
 		return st.onResponseBody(v.ResponseBody)
 	case *extprocv3.ProcessingRequest_ResponseTrailers:

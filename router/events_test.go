@@ -73,9 +73,17 @@ func TestReadinessFollowsTheBus(t *testing.T) {
 	state := func(want int, status healthpb.HealthCheckResponse_ServingStatus) func() string {
 		return func() string {
 			code, _ := httpGet(t, "http://"+adminAddr+"/readyz")
-			resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{Service: extProcService})
-			if code != want || err != nil || resp.Status != status {
-				return fmt.Sprintf("/readyz %d, health %v %v; want %d, %v", code, resp, err, want, status)
+			if code != want {
+				return fmt.Sprintf("/readyz %d, want %d", code, want)
+			}
+			// liveness stays SERVING: a bus outage must not restart the router
+			for svc, want := range map[string]healthpb.HealthCheckResponse_ServingStatus{
+				extProcService: status, readinessService: status, livenessService: healthpb.HealthCheckResponse_SERVING,
+			} {
+				resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{Service: svc})
+				if err != nil || resp.Status != want {
+					return fmt.Sprintf("health %q %v %v; want %v", svc, resp, err, want)
+				}
 			}
 			return ""
 		}

@@ -56,6 +56,8 @@ type Router struct {
 	// unless predictions are shared: the same replicas need both).
 	affinity      *affinity.Store
 	affinityShare *affinity.Share
+	// kube follows the pools' InferencePools; nil when no pool names one.
+	kube *kubeMembership
 }
 
 // New builds the router in dependency order: NATS, the event subscriber,
@@ -69,6 +71,12 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 		return nil, err
 	}
 	r := &Router{cfg: cfg, log: log, health: health.NewServer(), reg: reg}
+	if cfg.Fallbacks > 0 {
+		// The router cannot see the proxy; a plain ORIGINAL_DST cluster
+		// (the shipped Envoy configs) answers a list 503 no_healthy_upstream.
+		log.Warn("fallbacks on: the proxy must read a comma-separated endpoint list (a GIE gateway with fallback support); a plain Envoy ORIGINAL_DST cluster answers every request 503",
+			"fallbacks", cfg.Fallbacks)
+	}
 	defer func() {
 		if err != nil {
 			r.closeEvents()
@@ -94,6 +102,9 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 	if r.pipe, err = newPipeline(cfg, reg, hooks); err != nil {
 		return nil, err
 	}
+	if r.kube, err = newKubeMembership(cfg, r.pipe, reg, log); err != nil {
+		return nil, err
+	}
 	procMetrics, err := extproc.NewMetrics(reg)
 	if err != nil {
 		return nil, err
@@ -115,6 +126,7 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 	}
 	r.grpc = grpc.NewServer(opts...)
 	r.setServing(false) // known but NOT_SERVING until the index is ready
+	r.health.SetServingStatus(livenessService, healthpb.HealthCheckResponse_SERVING)
 	extprocv3.RegisterExternalProcessorServer(r.grpc, proc)
 	healthpb.RegisterHealthServer(r.grpc, r.health)
 	r.admin = &http.Server{Handler: r.adminMux(reg), ReadHeaderTimeout: 5 * time.Second}
@@ -124,7 +136,15 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 	return r, nil
 }
 
-const extProcService = "envoy.service.ext_proc.v3.ExternalProcessor"
+// The gRPC health service names: the ext_proc service (what Envoy's gRPC
+// health check asks by default) and GIE's endpoint-picker convention,
+// where "liveness" answers SERVING while the process serves and "readiness"
+// follows readiness like the others.
+const (
+	extProcService   = "envoy.service.ext_proc.v3.ExternalProcessor"
+	livenessService  = "liveness"
+	readinessService = "readiness"
+)
 
 func (r *Router) adminMux(reg *prometheus.Registry) *http.ServeMux {
 	mux := http.NewServeMux()
@@ -183,7 +203,7 @@ func (r *Router) serve(ctx context.Context, grpcLn, adminLn, debugLn net.Listene
 		return err
 	}
 	var wg sync.WaitGroup
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	wg.Go(func() { errc <- r.grpc.Serve(grpcLn) })
 	wg.Go(func() { errc <- r.admin.Serve(adminLn) })
 	debugAt := DebugOff
@@ -193,6 +213,13 @@ func (r *Router) serve(ctx context.Context, grpcLn, adminLn, debugLn net.Listene
 	}
 	wg.Go(func() { r.pipe.run(bg) })
 	wg.Go(func() { r.ttl.Run(bg) })
+	if r.kube != nil {
+		wg.Go(func() {
+			if err := r.kube.run(bg); err != nil {
+				errc <- err
+			}
+		})
+	}
 	r.log.Info("warmroute listening", "grpc", grpcLn.Addr().String(), "admin", adminLn.Addr().String(),
 		"debug", debugAt, "tls", r.cfg.TLS.Enabled(), "mtls", r.cfg.TLS.ClientCAFile != "", "pools", len(r.cfg.Pools), "nats", r.natsURL(), "ttl_mode", r.cfg.TTL.Mode)
 	var runErr error
@@ -203,6 +230,9 @@ func (r *Router) serve(ctx context.Context, grpcLn, adminLn, debugLn net.Listene
 			case <-r.share.Ready():
 			case <-ctx.Done():
 			}
+		}
+		if r.kube != nil {
+			r.kube.waitSynced(ctx) // the pools' members are known
 		}
 		stopWatch := r.watchBus(ctx) // ready, unless the bus has been down too long
 		select {
@@ -228,6 +258,7 @@ func (r *Router) setServing(on bool) {
 	}
 	r.health.SetServingStatus("", st)
 	r.health.SetServingStatus(extProcService, st)
+	r.health.SetServingStatus(readinessService, st)
 	r.ready.Store(on)
 }
 

@@ -122,7 +122,7 @@ func TestRouterAdminAndHealth(t *testing.T) {
 	}
 	defer conn.Close()
 	hc := healthpb.NewHealthClient(conn)
-	for _, svc := range []string{"", extProcService} {
+	for _, svc := range []string{"", extProcService, livenessService, readinessService} {
 		resp, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{Service: svc})
 		if err != nil || resp.Status != healthpb.HealthCheckResponse_SERVING {
 			t.Errorf("health %q = %v, %v; want SERVING", svc, resp, err)
@@ -266,4 +266,24 @@ func TestRouterExportsPausedForEveryEndpoint(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestFallbacksWarn: the router cannot see whether its proxy reads an
+// endpoint list, so fallbacks on are announced at start-up with what they
+// need; off, nothing is said.
+func TestFallbacksWarn(t *testing.T) {
+	for _, n := range []int{0, 1} {
+		var logs strings.Builder
+		var cfg Config
+		cfg.Events.Disabled, cfg.Fallbacks = true, n
+		r, err := New(cfg.WithDefaults(), slog.New(slog.NewTextHandler(&logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.closeEvents()
+		warned := strings.Contains(logs.String(), "level=WARN") && strings.Contains(logs.String(), "ORIGINAL_DST")
+		if warned != (n > 0) {
+			t.Errorf("fallbacks %d: warned %v; log:\n%s", n, warned, logs.String())
+		}
+	}
 }

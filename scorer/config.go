@@ -3,6 +3,7 @@ package scorer
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/warmroute/warmroute/api"
@@ -47,6 +48,11 @@ type PoolConfig struct {
 	// prompt text tokenized per request is bounded by 8 bytes per token.
 	// Zero means not known: the text is bounded by DefaultMaxTokenizeBytes.
 	MaxModelLen int `json:"maxModelLen,omitempty"`
+	// InferencePool takes the pool's endpoints from Kubernetes: the ready
+	// Pods that this Gateway API Inference Extension InferencePool
+	// ("name", or "namespace/name"; the router's own namespace by default)
+	// selects, on its target port. Not with Endpoints.
+	InferencePool string `json:"inferencePool,omitempty"`
 }
 
 // Tokenizer modes of TokenizerConfig.Mode.
@@ -121,6 +127,11 @@ type ScoringConfig struct {
 	// TieEpsilon makes candidates within this much of the best score
 	// equivalent; one of them is chosen at random. Default 0.02.
 	TieEpsilon *float64 `json:"tieEpsilon,omitempty"`
+	// ShedWaiting sheds load: a request whose every candidate's engine
+	// reports at least this many waiting (queued, not yet running) requests
+	// is refused with 429 instead of joining a queue. A candidate without
+	// fresh gauges is never saturated. Zero (the default) never sheds.
+	ShedWaiting float64 `json:"shedWaiting,omitempty"`
 }
 
 // Defaults of ScoringConfig.
@@ -162,6 +173,7 @@ func (c ScoringConfig) validate() []error {
 	check("engineLoadWeight", c.EngineLoadWeight)
 	check("herdMargin", c.HerdMargin)
 	check("tieEpsilon", c.TieEpsilon)
+	check("shedWaiting", &c.ShedWaiting)
 	return errs
 }
 
@@ -194,6 +206,12 @@ func validatePools(pools []PoolConfig, defaultPool string) []error {
 				errs = append(errs, fmt.Errorf("pools[%d]: model %q is already served by pool %q", i, m, other))
 			}
 			names[m] = p.Name
+		}
+		if p.InferencePool != "" && len(p.Endpoints) > 0 {
+			errs = append(errs, fmt.Errorf("pools[%d] %q: endpoints and inferencePool exclude each other: the InferencePool's pods are the members", i, p.Name))
+		}
+		if ns, name, ok := strings.Cut(p.InferencePool, "/"); p.InferencePool != "" && (name == "" && ok || ns == "" || strings.Contains(name, "/")) {
+			errs = append(errs, fmt.Errorf("pools[%d] %q: inferencePool %q: want NAME or NAMESPACE/NAME", i, p.Name, p.InferencePool))
 		}
 		for _, ep := range p.Endpoints {
 			if err := api.ValidateEndpoint(ep); err != nil {

@@ -34,6 +34,13 @@ func TestConfigValidate(t *testing.T) {
 		{name: "drift needs dir", cfg: pool(func(p *PoolConfig) { p.Tokenizer.Mode = TokenizerDrift }), wantErr: `mode "drift" needs dir`},
 		{name: "unknown mode", cfg: pool(func(p *PoolConfig) { p.Tokenizer = TokenizerConfig{Dir: "/t", Mode: "guess"} }), wantErr: "want local, remote or drift"},
 		{name: "negative weight", cfg: Config{Scoring: ScoringConfig{LoadWeight: Float(-1)}}, wantErr: "scoring.loadWeight must be a non-negative"},
+		{name: "inference pool", cfg: Config{Pools: []PoolConfig{{Name: "m", InferencePool: "llm/vllm"}}}},
+		{name: "inference pool by name", cfg: Config{Pools: []PoolConfig{{Name: "m", InferencePool: "vllm"}}}},
+		{name: "inference pool and endpoints", cfg: pool(func(p *PoolConfig) { p.InferencePool = "vllm" }), wantErr: "exclude each other"},
+		{name: "inference pool without name", cfg: Config{Pools: []PoolConfig{{Name: "m", InferencePool: "llm/"}}}, wantErr: "want NAME or NAMESPACE/NAME"},
+		{name: "inference pool without namespace", cfg: Config{Pools: []PoolConfig{{Name: "m", InferencePool: "/vllm"}}}, wantErr: "want NAME or NAMESPACE/NAME"},
+		{name: "inference pool with two slashes", cfg: Config{Pools: []PoolConfig{{Name: "m", InferencePool: "a/b/c"}}}, wantErr: "want NAME or NAMESPACE/NAME"},
+		{name: "negative shed", cfg: Config{Scoring: ScoringConfig{ShedWaiting: -1}}, wantErr: "scoring.shedWaiting"},
 		{name: "NaN epsilon", cfg: Config{Scoring: ScoringConfig{TieEpsilon: Float(nan())}}, wantErr: "scoring.tieEpsilon"},
 	}
 	for _, tt := range tests {

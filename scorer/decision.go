@@ -1,6 +1,7 @@
 package scorer
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -73,7 +74,19 @@ type Decision struct {
 	prefill         int64
 	s               *Scorer // nil for decisions not made by a Scorer
 
-	committed, started, usage, failed, released atomic.Bool
+	committed, started, usage, failed, released, moved atomic.Bool
+	// served is the fallback the proxy reported using, once Served moved
+	// the accounting there; nil while the chosen endpoint holds it.
+	served atomic.Pointer[string]
+}
+
+// target is the endpoint holding the decision's accounting: the chosen
+// one, or the fallback the proxy reported serving.
+func (d *Decision) target() string {
+	if p := d.served.Load(); p != nil {
+		return *p
+	}
+	return d.Endpoint
 }
 
 // Targets returns Endpoint followed by Fallbacks.
@@ -104,7 +117,7 @@ func (d *Decision) Commit() {
 // ends the accounting too. Idempotent; a no-op before Commit.
 func (d *Decision) ResponseStarted() {
 	if d.committed.Load() && d.started.CompareAndSwap(false, true) {
-		d.s.load.addPrefill(d.Endpoint, -d.prefill)
+		d.s.load.addPrefill(d.target(), -d.prefill)
 	}
 }
 
@@ -132,7 +145,7 @@ func (d *Decision) Failed() {
 	if !d.committed.Load() || len(d.keys) == 0 || d.s.opts.Index == nil || !d.failed.CompareAndSwap(false, true) {
 		return
 	}
-	d.s.opts.Index.Withdraw(d.Endpoint, d.keys, d.ID)
+	d.s.opts.Index.Withdraw(d.target(), d.keys, d.ID)
 }
 
 // Release ends the request's load accounting (and its prefill accounting,
@@ -143,5 +156,58 @@ func (d *Decision) Release() {
 		return
 	}
 	d.ResponseStarted()
+	d.s.load.add(d.target(), -1)
+}
+
+// Served tells the decision which endpoint the proxy really used (the
+// gateway's x-gateway-destination-endpoint-served) and reports how it
+// compares: ServedChosen, ServedFallback when a fallback served, whose load,
+// prefill and predictions then move there (the chosen endpoint's predictions
+// are withdrawn: it never saw the prompt), or ServedUnlisted for an endpoint
+// the decision did not offer, which changes nothing. Call it before
+// ResponseStarted, from the goroutine that calls ResponseStarted and
+// Release; only the first move counts. Returns ServedChosen before Commit.
+func (d *Decision) Served(endpoint string) ServedResult {
+	switch {
+	case !d.committed.Load() || endpoint == d.Endpoint:
+		return ServedChosen
+	case !slices.Contains(d.Fallbacks, endpoint):
+		return ServedUnlisted
+	case d.released.Load() || !d.moved.CompareAndSwap(false, true):
+		return ServedFallback
+	}
 	d.s.load.add(d.Endpoint, -1)
+	d.s.load.add(endpoint, 1)
+	if !d.started.Load() {
+		d.s.load.addPrefill(d.Endpoint, -d.prefill)
+		d.s.load.addPrefill(endpoint, d.prefill)
+	}
+	d.served.Store(&endpoint)
+	if len(d.keys) > 0 && d.s.opts.Index != nil && !d.failed.Load() {
+		d.s.opts.Index.Withdraw(d.Endpoint, d.keys, d.ID)
+		d.s.speculate(d, endpoint, 0)
+	}
+	return ServedFallback
+}
+
+// ServedResult compares the endpoint a proxy reported serving a request
+// with the decision's choice; a bounded set used as a metric label.
+type ServedResult uint8
+
+// The results of Decision.Served.
+const (
+	ServedChosen ServedResult = iota
+	ServedFallback
+	ServedUnlisted
+)
+
+// String names the result for metric labels.
+func (r ServedResult) String() string {
+	switch r {
+	case ServedFallback:
+		return "fallback"
+	case ServedUnlisted:
+		return "unlisted"
+	}
+	return "chosen"
 }

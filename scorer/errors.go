@@ -10,6 +10,9 @@ var (
 	ErrUnknownModel = errors.New("unknown model")
 	// ErrNoEndpoint means the pool (after the subset hint) has no eligible endpoint.
 	ErrNoEndpoint = errors.New("no eligible endpoint")
+	// ErrSaturated means every candidate's engine reports at least
+	// scoring.shedWaiting waiting requests: the request is shed (429).
+	ErrSaturated = errors.New("every candidate endpoint is saturated")
 	// ErrNoChatTemplate means a chat request reached a pool whose tokenizer
 	// has no chat template; the request is routed on load.
 	ErrNoChatTemplate = errors.New("tokenizer has no chat template")

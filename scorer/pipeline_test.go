@@ -428,3 +428,64 @@ func TestFailedDecisionWithdrawsItsPredictions(t *testing.T) {
 		t.Fatalf("after a failed request the follow-up is %s (%s), want confirmed 4c+0s", d2.Basis, d2.Reason)
 	}
 }
+
+// TestServedFallbackMovesTheAccounting: when the proxy reports that a
+// fallback served, the request's load and prefill move there and so do its
+// predictions (the chosen endpoint never saw the prompt); the chosen
+// endpoint itself, or an endpoint the decision never offered, changes
+// nothing.
+func TestServedFallbackMovesTheAccounting(t *testing.T) {
+	tests := []struct {
+		name   string
+		served func(d *Decision) string
+		want   ServedResult
+	}{
+		{"chosen", func(d *Decision) string { return d.Endpoint }, ServedChosen},
+		{"fallback", func(d *Decision) string { return d.Fallbacks[0] }, ServedFallback},
+		{"unlisted", func(*Decision) string { return "192.0.2.9:8000" }, ServedUnlisted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPipe(t, ScoringConfig{})
+			ids := prompt(5, 10*bs)
+			p.store(t, "10.0.0.3:8000", ids[:4*bs], index.Identity{Model: "m"})
+			d := p.pick(t, completion(ids))
+			if len(d.Fallbacks) != 1 {
+				t.Fatalf("fallbacks %v, want one", d.Fallbacks)
+			}
+			if got := d.Served(d.Fallbacks[0]); got != ServedChosen {
+				t.Fatalf("Served before Commit = %v, want chosen (no effect)", got)
+			}
+			d.Commit()
+			chosen, served := d.Endpoint, tt.served(d)
+			if got := d.Served(served); got != tt.want {
+				t.Fatalf("Served(%s) = %v, want %v", served, got, tt.want)
+			}
+			holder := chosen
+			if tt.want == ServedFallback {
+				holder = served
+				if got := p.load.InFlight(chosen); got != 0 {
+					t.Errorf("chosen in flight %d after the move, want 0", got)
+				}
+				if n := p.ix.EndpointEntries(chosen).Speculative; n != 0 {
+					t.Errorf("chosen keeps %d predictions, want 0", n)
+				}
+			}
+			if got := p.load.InFlight(holder); got != 1 {
+				t.Errorf("%s in flight %d, want 1", holder, got)
+			}
+			if p.load.PrefillTokens(holder) <= 0 {
+				t.Errorf("%s has no queued prefill", holder)
+			}
+			if n := p.ix.EndpointEntries(holder).Speculative; n == 0 {
+				t.Errorf("%s holds no predictions", holder)
+			}
+			d.Release()
+			for _, ep := range []string{chosen, served} {
+				if got, pre := p.load.InFlight(ep), p.load.PrefillTokens(ep); got != 0 || pre != 0 {
+					t.Errorf("%s after Release: in flight %d, prefill %d; want 0, 0", ep, got, pre)
+				}
+			}
+		})
+	}
+}

@@ -108,6 +108,10 @@ func (s *Scorer) Pick(ctx context.Context, req *Request) (*Decision, error) {
 	if req.PreviousResponseID != "" {
 		return s.pickByAffinity(pl, req, candidates)
 	}
+	if s.saturated(candidates) {
+		return nil, fmt.Errorf("pool %q: %d candidates, each with at least %g waiting requests: %w",
+			pl.name, len(candidates), s.opts.Scoring.ShedWaiting, ErrSaturated)
+	}
 	d := &Decision{Pool: pl.name, model: pl.name, s: s, ID: index.DecisionID(s.nextID.Add(1))}
 	w := s.scratch.Get().(*work)
 	defer s.putWork(w)
@@ -116,11 +120,29 @@ func (s *Scorer) Pick(ctx context.Context, req *Request) (*Decision, error) {
 	return d, nil
 }
 
+// putWork returns w to the pool, dropping an id buffer grown past
+// maxPooledIDs so one huge prompt does not pin its memory.
 func (s *Scorer) putWork(w *work) {
 	if cap(w.ids) > maxPooledIDs {
 		w.ids = nil
 	}
 	s.scratch.Put(w)
+}
+
+// saturated reports whether shedding is on and every candidate's engine
+// reports at least ShedWaiting waiting requests; a candidate without fresh
+// gauges is not saturated, so missing data never sheds.
+func (s *Scorer) saturated(candidates []string) bool {
+	limit := s.opts.Scoring.ShedWaiting
+	if limit <= 0 || s.opts.EngineLoad == nil {
+		return false
+	}
+	for _, ep := range candidates {
+		if _, waiting, _, ok := s.opts.EngineLoad.EngineLoad(ep); !ok || !(waiting >= limit) {
+			return false
+		}
+	}
+	return true
 }
 
 // prepare runs the prefix stages (tokens, keys) when the pool has them. It
@@ -238,25 +260,34 @@ func (s *Scorer) trust(f *field, model string) []float64 {
 // begin inserts the chosen endpoint's missing blocks as predictions and
 // starts the TTL policy's clock.
 func (s *Scorer) begin(d *Decision) {
-	newSpec := 0
-	if ttl := s.opts.TTL.TTL(d.Endpoint, d.model); ttl > 0 {
-		// The index's clock stamps the prediction, so the expiry shared with
-		// other replicas is the one inserted here.
-		at := s.opts.Index.Now()
-		p := index.Prediction{Endpoint: d.Endpoint, Model: d.model, Keys: d.keys[d.Match.Confirmed:],
-			Decision: d.ID, DecidedAt: at, ExpiresAt: at.Add(ttl)}
-		// SpeculateAt skips blocks the endpoint holds confirmed; the error
-		// cases (empty endpoint) cannot happen for a chosen endpoint.
-		newSpec, _ = s.opts.Index.SpeculateAt(p)
-		if s.opts.Predictions != nil && len(p.Keys) > 0 {
-			s.opts.Predictions.Predicted(p)
-		}
-	}
+	newSpec := s.speculate(d, d.Endpoint, d.Match.Confirmed)
 	s.opts.TTL.Begin(d.ID, Route{
 		Endpoint: d.Endpoint, Model: d.model, PromptTokens: d.promptTokens,
 		MatchedConfirmed: d.Match.Confirmed, MatchedSpeculative: d.Match.Speculative,
 		NewSpeculative: newSpec, BlockSize: d.blockSize, At: time.Now(),
 	})
+}
+
+// speculate predicts that endpoint will hold the decision's blocks from
+// keys[from] on (the chosen endpoint's confirmed run is skipped; a fallback
+// gets them all, SpeculateAt skipping what it holds confirmed), for the TTL the policy gives there (none when it pauses
+// speculation), shares the prediction and returns how many entries are new.
+func (s *Scorer) speculate(d *Decision, endpoint string, from int) int {
+	ttl := s.opts.TTL.TTL(endpoint, d.model)
+	if ttl <= 0 {
+		return 0
+	}
+	// The index's clock stamps the prediction, so the expiry shared with
+	// other replicas is the one inserted here.
+	at := s.opts.Index.Now()
+	p := index.Prediction{Endpoint: endpoint, Model: d.model, Keys: d.keys[from:],
+		Decision: d.ID, DecidedAt: at, ExpiresAt: at.Add(ttl)}
+	// The error cases (empty endpoint) cannot happen for a pool endpoint.
+	n, _ := s.opts.Index.SpeculateAt(p)
+	if s.opts.Predictions != nil && len(p.Keys) > 0 {
+		s.opts.Predictions.Predicted(p)
+	}
+	return n
 }
 
 // eligible returns the pool endpoints allowed by the subset hint (all of them

@@ -2,6 +2,7 @@ package scorer
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -145,5 +146,39 @@ func TestColdTrafficSpreadsBesideAnIdleReporter(t *testing.T) {
 	}
 	if len(seen) != len(eps) || seen[eps[0]] > 40 {
 		t.Fatalf("60 cold requests went %v, want them spread over all %d endpoints", seen, len(eps))
+	}
+}
+
+// TestShedWhenEverySaturated: with scoring.shedWaiting set, a request is
+// refused with ErrSaturated only when every candidate reports at least that
+// many waiting requests; one candidate below it, or without fresh gauges,
+// takes the request; off (zero) never sheds.
+func TestShedWhenEverySaturated(t *testing.T) {
+	a, b, c := pipePools[0].Endpoints[0], pipePools[0].Endpoints[1], pipePools[0].Endpoints[2]
+	tests := []struct {
+		name  string
+		shed  float64
+		g     gauges
+		want  error
+		route string // the one endpoint that may take it, when not shed
+	}{
+		{name: "all saturated", shed: 4, g: gauges{a: {8, 4, 0.9}, b: {8, 9, 1}, c: {8, 5, 1}}, want: ErrSaturated},
+		{name: "one below", shed: 4, g: gauges{a: {8, 4, 0.9}, b: {8, 3, 1}, c: {8, 5, 1}}, route: b},
+		{name: "one without gauges", shed: 4, g: gauges{a: {8, 4, 0.9}, b: {8, 9, 1}}},
+		{name: "NaN waiting is not saturated", shed: 4, g: gauges{a: {8, 4, 0.9}, b: {8, math.NaN(), 1}, c: {8, 5, 1}}},
+		{name: "off", shed: 0, g: gauges{a: {8, 40, 1}, b: {8, 40, 1}, c: {8, 40, 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New(NewPools(pipePools, ""), &Load{}, Options{EngineLoad: tt.g,
+				Scoring: ScoringConfig{ShedWaiting: tt.shed, EngineLoadWeight: Float(100)}})
+			d, err := s.Pick(context.Background(), &Request{Model: "m"})
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Pick = %v, %v; want %v", d, err, tt.want)
+			}
+			if tt.route != "" && d.Endpoint != tt.route {
+				t.Errorf("routed to %s (%s), want the unsaturated %s", d.Endpoint, d.Reason, tt.route)
+			}
+		})
 	}
 }

@@ -19,7 +19,7 @@ import (
 
 // maxSettings bounds the configuration file's leaf settings: every knob is
 // one more thing an operator must understand.
-const maxSettings = 55
+const maxSettings = 57
 
 // notSettings are serve flags that configure the process, not the router.
 var notSettings = []string{"config", "log-level", "log-format"}

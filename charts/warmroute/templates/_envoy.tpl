@@ -40,6 +40,11 @@ static_resources:
                 route:
                   cluster: model_servers
                   timeout: {{ $e.routeTimeout }}
+                # The endpoint that really served, for the router (which
+                # keeps it from the client); overwritten, never the engine's.
+                response_headers_to_add:
+                - header: { key: x-gateway-destination-endpoint-served, value: "%UPSTREAM_REMOTE_ADDRESS%" }
+                  append_action: OVERWRITE_IF_EXISTS_OR_ADD
           http_filters:
           # Clients must not choose their own destination: the ORIGINAL_DST
           # cluster trusts this header, and the router sets it again.

@@ -76,6 +76,21 @@ else is router.config verbatim, plus the NATS connection when NATS is on.
 */}}
 {{- define "warmroute.serveConfig" -}}
 {{- $cfg := deepCopy .Values.router.config -}}
+{{- if and (gt (int (default 0 $cfg.fallbacks)) 0) (ne .Values.envoy.mode "none") -}}
+{{- fail "router.config.fallbacks > 0 needs a proxy that reads the comma-separated endpoint list (a GIE gateway with fallback support); the chart's Envoy routes with an ORIGINAL_DST cluster, which answers every such request 503 no_healthy_upstream: set fallbacks to 0 or envoy.mode=none" -}}
+{{- end -}}
+{{- if .Values.inferencePool.enabled -}}
+{{- $pools := default list $cfg.pools -}}
+{{- if not $pools -}}
+{{- fail "inferencePool.enabled: router.config.pools needs a pool to take the InferencePool's members" -}}
+{{- end -}}
+{{- $first := deepCopy (first $pools) -}}
+{{- if $first.endpoints -}}
+{{- fail "inferencePool.enabled: the InferencePool's ready pods are the first pool's endpoints; leave router.config.pools[0].endpoints empty" -}}
+{{- end -}}
+{{- $_ := set $first "inferencePool" (printf "%s/%s" .Release.Namespace (include "warmroute.inferencePoolName" .)) -}}
+{{- $_ := set $cfg "pools" (prepend (rest $pools) $first) -}}
+{{- end -}}
 {{- $_ := set $cfg "grpcAddr" (printf ":%d" (int .Values.router.ports.grpc)) -}}
 {{- $_ := set $cfg "adminAddr" (printf ":%d" (int .Values.router.ports.admin)) -}}
 {{- with .Values.router.tls.existingSecret -}}
@@ -102,6 +117,9 @@ else is router.config verbatim, plus the NATS connection when NATS is on.
 {{- $_ := set $events "url" $url -}}
 {{- if include "warmroute.natsSecret" . -}}
 {{- $_ := set $events "credsFile" (include "warmroute.natsCredsPath" .) -}}
+{{- end -}}
+{{- if include "warmroute.natsAuthSecret" . -}}
+{{- $_ := set $events "nkeySeedFile" (printf "%s/router.nk" (include "warmroute.natsAuthDir" .)) -}}
 {{- end -}}
 {{- if and (eq .Values.nats.mode "embedded") .Values.nats.embedded.jetstream.enabled -}}
 {{- $js := deepCopy (default dict $events.jetStream) -}}
@@ -146,3 +164,14 @@ runAsNonRoot: true
 capabilities:
   drop: [ALL]
 {{- end -}}
+
+{{/* The InferencePool the router follows: inferencePool.name or the chart's own. */}}
+{{- define "warmroute.inferencePoolName" -}}
+{{- default (include "warmroute.fullname" .) .Values.inferencePool.name -}}
+{{- end -}}
+
+{{/* The embedded NATS authorization Secret (auth.conf, router.nk, relay.nk), or empty. */}}
+{{- define "warmroute.natsAuthSecret" -}}
+{{- if eq .Values.nats.mode "embedded" -}}{{- .Values.nats.embedded.auth.existingSecret -}}{{- end -}}
+{{- end -}}
+{{- define "warmroute.natsAuthDir" -}}/etc/warmroute/nats-auth{{- end -}}

@@ -30,9 +30,14 @@ from the pod IP so it matches what the router routes to.
   securityContext:
     {{- include "warmroute.containerSecurityContext" . | nindent 4 }}
     runAsUser: 65532
-  {{- if include "warmroute.natsSecret" . }}
+  {{- if or (include "warmroute.natsSecret" .) (include "warmroute.natsAuthSecret" .) }}
   volumeMounts:
+    {{- if include "warmroute.natsSecret" . }}
     - { name: warmroute-nats-creds, mountPath: /etc/warmroute/nats, readOnly: true }
+    {{- end }}
+    {{- if include "warmroute.natsAuthSecret" . }}
+    - { name: warmroute-nats-auth, mountPath: {{ include "warmroute.natsAuthDir" . }}, readOnly: true }
+    {{- end }}
   {{- end }}
 {{- end -}}
 
@@ -57,6 +62,9 @@ from the pod IP so it matches what the router routes to.
 {{- if include "warmroute.natsSecret" . }}
 - --nats-creds={{ include "warmroute.natsCredsPath" . }}
 {{- end }}
+{{- if include "warmroute.natsAuthSecret" . }}
+- --nats-nkey={{ include "warmroute.natsAuthDir" . }}/relay.nk
+{{- end }}
 - --admin-addr=:{{ $r.adminPort }}
 - --log-level={{ $r.logLevel }}
 - --log-format={{ $r.logFormat }}
@@ -66,6 +74,14 @@ from the pod IP so it matches what the router routes to.
 {{- end -}}
 
 {{- define "warmroute.relayVolumes" -}}
+{{- with include "warmroute.natsAuthSecret" . }}
+- name: warmroute-nats-auth
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
+    # The relays' seed only.
+    items: [{ key: relay.nk, path: relay.nk }]
+{{- end }}
 {{- if include "warmroute.natsSecret" . }}
 - name: warmroute-nats-creds
   secret:

@@ -47,6 +47,9 @@
     {{- if include "warmroute.natsSecret" . }}
     - { name: nats-creds, mountPath: /etc/warmroute/nats, readOnly: true }
     {{- end }}
+    {{- if include "warmroute.natsAuthSecret" . }}
+    - { name: nats-auth, mountPath: {{ include "warmroute.natsAuthDir" . }}, readOnly: true }
+    {{- end }}
     {{- if .Values.router.mtls.existingSecret }}
     - { name: mtls-ca, mountPath: /etc/warmroute/mtls, readOnly: true }
     {{- end }}
@@ -81,6 +84,14 @@
   secret:
     secretName: {{ include "warmroute.natsSecret" . }}
     defaultMode: 0440
+{{- end }}
+{{- with include "warmroute.natsAuthSecret" . }}
+- name: nats-auth
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
+    # The routers' seed only.
+    items: [{ key: router.nk, path: router.nk }]
 {{- end }}
 {{- with .Values.router.mtls.existingSecret }}
 - name: mtls-ca

@@ -3,6 +3,7 @@ package tests
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -146,5 +147,28 @@ func TestMutualTLSMounts(t *testing.T) {
 		if _, ok := mounts[c.Name]; ok && !found {
 			t.Errorf("container %s does not mount %s", c.Name, mounts[c.Name])
 		}
+	}
+}
+
+// Fallbacks need a proxy that reads the endpoint list: the chart's own Envoy
+// (an ORIGINAL_DST cluster) does not, so rendering refuses the combination;
+// with envoy.mode=none the gateway is the user's choice.
+func TestFallbacksNeedAListReadingProxy(t *testing.T) {
+	for _, mode := range []string{"sidecar", "deployment"} {
+		_, err := tryRender(chartDir(t), m{"envoy": m{"mode": mode}, "router": m{"config": m{"fallbacks": 1}}})
+		if err == nil || !strings.Contains(err.Error(), "no_healthy_upstream") {
+			t.Errorf("envoy.mode=%s with fallbacks 1: err %v, want the ORIGINAL_DST refusal", mode, err)
+		}
+	}
+	if _, err := tryRender(chartDir(t), m{"envoy": m{"mode": "sidecar"}, "router": m{"config": m{"fallbacks": 0}}}); err != nil {
+		t.Errorf("fallbacks 0: %v", err)
+	}
+	raw := renderedServeConfig(t, render(t, m{"envoy": m{"mode": "none"}, "router": m{"config": m{"fallbacks": 2}}}))
+	cfg, err := router.Parse([]byte(raw), "serve.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Fallbacks != 2 {
+		t.Errorf("envoy.mode=none: fallbacks %d, want 2", cfg.Fallbacks)
 	}
 }

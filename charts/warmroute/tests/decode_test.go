@@ -8,22 +8,25 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 )
 
 // strictDecoders maps apiVersion/kind to a strict decode into the real Go
 // type: unknown or duplicate fields and wrong value types are errors.
 var strictDecoders = map[string]func([]byte) error{
-	"v1/ConfigMap":                            strict[corev1.ConfigMap],
-	"v1/Secret":                               strict[corev1.Secret],
-	"v1/Service":                              strict[corev1.Service],
-	"v1/ServiceAccount":                       strict[corev1.ServiceAccount],
-	"apps/v1/Deployment":                      strict[appsv1.Deployment],
-	"apps/v1/StatefulSet":                     strict[appsv1.StatefulSet],
-	"policy/v1/PodDisruptionBudget":           strict[policyv1.PodDisruptionBudget],
-	"monitoring.coreos.com/v1/ServiceMonitor": strict[monitoringv1.ServiceMonitor],
-	"monitoring.coreos.com/v1/PodMonitor":     strict[monitoringv1.PodMonitor],
-	"monitoring.coreos.com/v1/PrometheusRule": strict[monitoringv1.PrometheusRule],
+	"v1/ConfigMap":                             strict[corev1.ConfigMap],
+	"v1/Secret":                                strict[corev1.Secret],
+	"v1/Service":                               strict[corev1.Service],
+	"v1/ServiceAccount":                        strict[corev1.ServiceAccount],
+	"apps/v1/Deployment":                       strict[appsv1.Deployment],
+	"apps/v1/StatefulSet":                      strict[appsv1.StatefulSet],
+	"policy/v1/PodDisruptionBudget":            strict[policyv1.PodDisruptionBudget],
+	"rbac.authorization.k8s.io/v1/Role":        strict[rbacv1.Role],
+	"rbac.authorization.k8s.io/v1/RoleBinding": strict[rbacv1.RoleBinding],
+	"monitoring.coreos.com/v1/ServiceMonitor":  strict[monitoringv1.ServiceMonitor],
+	"monitoring.coreos.com/v1/PodMonitor":      strict[monitoringv1.PodMonitor],
+	"monitoring.coreos.com/v1/PrometheusRule":  strict[monitoringv1.PrometheusRule],
 	// The Gateway API Inference Extension's Go module is not in this
 	// project's dependency set; its InferencePool is checked structurally
 	// against the v1 schema (inferencepool_test.go).

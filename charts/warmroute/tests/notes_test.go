@@ -53,10 +53,10 @@ func TestNotesMatchTheMode(t *testing.T) {
 		{"no Envoy and nothing to route to", m{"envoy": m{"mode": "none"}},
 			[]string{"cannot route", "ext_proc at wr-warmroute:9002"},
 			[]string{"curl", "localhost:8080"}},
-		{"InferencePool gateway", m{"envoy": m{"mode": "none"}, "inferencePool": m{"enabled": true}, "router": static},
+		{"InferencePool gateway", m{"envoy": m{"mode": "none"}, "inferencePool": m{"enabled": true}},
 			[]string{"endpoint picker", "Send requests to your Gateway"},
 			[]string{"curl", "localhost:8080", "cannot route"}},
-		{"membership from Kubernetes", m{"envoy": m{"mode": "none"}, "router": m{"config": m{"discovery": "kubernetes"}}},
+		{"membership from Kubernetes", m{"envoy": m{"mode": "none"}, "router": m{"config": m{"pools": []any{m{"name": "m", "inferencePool": "vllm"}}}}},
 			[]string{"ext_proc at wr-warmroute:9002"},
 			[]string{"curl", "cannot route"}},
 	}
