@@ -61,13 +61,21 @@ func (c *core) find(head uint32, h holderID) (at, prev uint32) {
 // add records one more copy of key on medium m for h and stamps the key as
 // used. It reports whether the holder's entry is new.
 func (c *core) add(key Key, h holderID, m Medium, tick uint32) bool {
+	e, created := c.holderEntry(key, h, tick)
+	e.refs.add(m)
+	return created
+}
+
+// holderEntry finds h's entry for key, creating it when h held none, and
+// stamps the key as used. created reports a new entry.
+func (c *core) holderEntry(key Key, h holderID, tick uint32) (e *entry, created bool) {
 	slot := c.keys.slot(key)
 	var head uint32
 	if slot != nil {
 		head = slot.head
 	}
 	at, _ := c.find(head, h)
-	created := at == 0
+	created = at == 0
 	if created {
 		at = c.newEntry(entry{holder: h, next: head})
 		if slot != nil {
@@ -77,9 +85,8 @@ func (c *core) add(key Key, h holderID, m Medium, tick uint32) bool {
 		}
 		c.nEntries++
 	}
-	c.at(at).refs.add(m)
 	touchSlot(slot, tick)
-	return created
+	return c.at(at), created
 }
 
 // remove drops one copy of key on m for h. found is false when h held no copy

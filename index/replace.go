@@ -262,23 +262,7 @@ func sortHeld(a []heldKey) []heldKey {
 // setRefs sets h's copies of key to r, creating the entry when h held none,
 // and stamps the key as used. It reports whether the entry is new.
 func (c *core) setRefs(key Key, h holderID, r refs, tick uint32) bool {
-	slot := c.keys.slot(key)
-	var head uint32
-	if slot != nil {
-		head = slot.head
-	}
-	at, _ := c.find(head, h)
-	created := at == 0
-	if created {
-		at = c.newEntry(entry{holder: h, next: head})
-		if slot != nil {
-			slot.head = at
-		} else {
-			slot = c.keys.put(key, at, tick)
-		}
-		c.nEntries++
-	}
-	c.at(at).refs = r
-	touchSlot(slot, tick)
+	e, created := c.holderEntry(key, h, tick)
+	e.refs = r
 	return created
 }
