@@ -15,7 +15,7 @@ func TestAdviseReferenceExample(t *testing.T) {
 		want   time.Duration
 		capped bool
 	}{
-		// The seed: p99 1.15 s + 0.25 s backlog + 0.10 s jitter = 1.50 s.
+		// The worked example: p99 1.15 s + 0.25 s backlog + 0.10 s jitter = 1.50 s.
 		{"p99", 0.99, 1500 * time.Millisecond, false},
 		{"p95", 0.95, 970 * time.Millisecond, false},
 		{"p50", 0.5, 530 * time.Millisecond, false},
