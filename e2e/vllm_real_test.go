@@ -138,6 +138,8 @@ func TestRealVLLM(t *testing.T) {
 			}
 		})
 	}
+	// The same engine serves the TTL sweep: one start-up for both.
+	t.Run("ttl_validate", func(t *testing.T) { validateTTLOnVLLM(t, st, served) })
 }
 
 type vllmEngine struct {
