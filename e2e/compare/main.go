@@ -102,7 +102,11 @@ func compare(ctx context.Context, c config, e env, stdout, log io.Writer) error 
 	if err != nil {
 		return err
 	}
-	r := &runner{env: e, cfg: c, convs: buildWorkload(c.spec()), log: log,
+	agents, err := buildAgentWorkload(c.agentSpec())
+	if err != nil {
+		return err
+	}
+	r := &runner{env: e, cfg: c, convs: buildWorkload(c.spec()), agents: agents, log: log,
 		client: &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	start := time.Now()
 	rows, err := r.runAll(ctx, scs, pols)
