@@ -5,7 +5,8 @@
 // to three simulators whose cost model makes cache hits visible in TTFT.
 //
 // Each event-latency scenario (fast, slow, bursty, silent, mixed, cut,
-// relays-down) runs each policy
+// relays-down, and agents: agent conversations with tools over /v1/messages)
+// runs each policy
 // (load only, confirmed-only prefix routing, static 2s TTL, the TTL an
 // advise-mode run measured, adaptive TTL, and an oracle that reads the
 // simulators' true caches) on a fresh stack, and the results are printed as a
