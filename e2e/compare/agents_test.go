@@ -181,3 +181,35 @@ func TestReadMessagesStream(t *testing.T) {
 		})
 	}
 }
+
+// TestChatTokenizeBody: the oracle tokenizes an agent turn as the chat the
+// simulator renders (converted messages, tools, generation prompt), and a
+// body the conversion refuses is an error, not a guess.
+func TestChatTokenizeBody(t *testing.T) {
+	convs, err := buildAgentWorkload(testAgentSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := chatTokenizeBody(convs[0].Prompts[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Model               string            `json:"model"`
+		Prompt              *string           `json:"prompt"`
+		Messages            []json.RawMessage `json:"messages"`
+		Tools               []json.RawMessage `json:"tools"`
+		AddGenerationPrompt bool              `json:"add_generation_prompt"`
+	}
+	if err := json.Unmarshal(tb, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Model != model || got.Prompt != nil || len(got.Messages) != 6 || len(got.Tools) != 4 || !got.AddGenerationPrompt {
+		t.Errorf("tokenize body %s", tb)
+	}
+	for _, bad := range []string{`{`, `{"model":"m","max_tokens":1,"messages":"nope"}`} {
+		if _, err := chatTokenizeBody(bad); err == nil {
+			t.Errorf("chatTokenizeBody(%s) accepted it", bad)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/warmroute/warmroute/extproc"
 	"github.com/warmroute/warmroute/openai"
 )
 
@@ -93,4 +94,48 @@ func readMessagesStream(r io.Reader, start time.Time) (outcome, error) {
 		return o, errNoTokens
 	}
 	return o, nil
+}
+
+// viaOracleMessages sends agent turns straight to the simulator the oracle
+// picks. The oracle tokenizes the chat the request converts to (the
+// router's own /v1/messages conversion, the one the simulator renders),
+// with the simulator's vLLM-style /tokenize for messages and tools.
+func viaOracleMessages(c *http.Client, o *oracle) target {
+	return func(ctx context.Context, body string, fail bool) (outcome, error) {
+		tb, err := chatTokenizeBody(body)
+		if err != nil {
+			return outcome{}, err
+		}
+		i, err := o.pickFor(ctx, tb)
+		if err != nil {
+			return outcome{}, err
+		}
+		defer o.done(i)
+		return viaMessages(c, "http://"+o.sims[i]+"/v1/messages")(ctx, body, fail)
+	}
+}
+
+// chatTokenizeBody is the /tokenize request for a /v1/messages body's
+// rendered chat.
+func chatTokenizeBody(body string) ([]byte, error) {
+	req, err := extproc.ParseRequest("/v1/messages", []byte(body))
+	if err != nil {
+		return nil, fmt.Errorf("converting agent request: %w", err)
+	}
+	msgs := make([]json.RawMessage, len(req.Messages))
+	for i, m := range req.Messages {
+		msgs[i] = m.Raw
+	}
+	tb := map[string]any{"model": model, "messages": msgs, "add_generation_prompt": !req.NoGenerationPrompt}
+	if len(req.Tools) > 0 {
+		tb["tools"] = req.Tools
+	}
+	if len(req.ChatTemplateKwargs) > 0 {
+		tb["chat_template_kwargs"] = req.ChatTemplateKwargs
+	}
+	out, err := json.Marshal(tb)
+	if err != nil {
+		return nil, fmt.Errorf("encoding tokenize request: %w", err)
+	}
+	return out, nil
 }

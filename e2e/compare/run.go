@@ -38,12 +38,6 @@ func (r *runner) runScenario(ctx context.Context, sc scenario, policies []string
 	var advised *adviceNote
 	var out []result
 	for _, p := range policies {
-		if sc.Agents && p == policyOracle {
-			// The oracle tokenizes plain prompts; it has no rendering of
-			// Messages requests to read the true caches with.
-			fmt.Fprintf(r.log, "run %s/%s skipped: the oracle does not render /v1/messages\n", sc.Name, p)
-			continue
-		}
 		if p == policyAdvised && advised == nil {
 			a, err := r.measureAdvice(ctx, sc)
 			if err != nil {
@@ -116,7 +110,9 @@ func (r *runner) runOne(ctx context.Context, sc scenario, policy string, plan ro
 func (r *runner) measure(ctx context.Context, st *stack, sc scenario, policy string, plan routerPlan) (result, error) {
 	send := viaOracle(r.client, newOracle(r.client, st.simAddrs()))
 	switch {
-	case sc.Agents && !plan.Direct:
+	case sc.Agents && plan.Direct:
+		send = viaOracleMessages(r.client, newOracle(r.client, st.simAddrs()))
+	case sc.Agents:
 		send = viaMessages(r.client, st.envoy.URL("/v1/messages"))
 	case !plan.Direct:
 		send = viaURL(r.client, st.envoy.URL("/v1/completions"))
