@@ -142,22 +142,25 @@ const (
 	msgError   = `event: error` + "\n" + `data: {"type":"error","error":{"type":"api_error","message":"boom"}}` + "\n\n"
 )
 
+var messagesStreamTests = []struct {
+	name    string
+	body    string
+	wantErr error
+}{
+	{name: "complete", body: msgStart + msgText + msgText + msgUsage + msgStop},
+	{name: "cut before message_stop", body: msgStart + msgText + msgUsage, wantErr: errStreamCut},
+	{name: "no cache read reported", body: msgStart + msgText + msgNoCache + msgStop, wantErr: errNoUsage},
+	{name: "no message_delta", body: msgStart + msgText + msgStop, wantErr: errNoUsage},
+	{name: "no text", body: msgStart + msgUsage + msgStop, wantErr: errNoTokens},
+	{name: "error event", body: msgStart + msgText + msgError, wantErr: errStreamError},
+	{name: "empty", body: "", wantErr: errStreamCut},
+	{name: "negative usage", body: msgStart + msgText + strings.Replace(msgUsage, `"input_tokens":18`, `"input_tokens":-18`, 1) + msgStop,
+		wantErr: errBadUsage},
+	{name: "bad json", body: "data: {nope\n\n" + msgStop, wantErr: errDecode},
+}
+
 func TestReadMessagesStream(t *testing.T) {
-	tests := []struct {
-		name    string
-		body    string
-		wantErr error
-	}{
-		{name: "complete", body: msgStart + msgText + msgText + msgUsage + msgStop},
-		{name: "cut before message_stop", body: msgStart + msgText + msgUsage, wantErr: errStreamCut},
-		{name: "no cache read reported", body: msgStart + msgText + msgNoCache + msgStop, wantErr: errNoUsage},
-		{name: "no message_delta", body: msgStart + msgText + msgStop, wantErr: errNoUsage},
-		{name: "no text", body: msgStart + msgUsage + msgStop, wantErr: errNoTokens},
-		{name: "error event", body: msgStart + msgText + msgError, wantErr: errStreamError},
-		{name: "empty", body: "", wantErr: errStreamCut},
-		{name: "bad json", body: "data: {nope\n\n" + msgStop, wantErr: errDecode},
-	}
-	for _, tt := range tests {
+	for _, tt := range messagesStreamTests {
 		t.Run(tt.name, func(t *testing.T) {
 			o, err := readMessagesStream(strings.NewReader(tt.body), time.Now())
 			switch {
@@ -180,6 +183,18 @@ func TestReadMessagesStream(t *testing.T) {
 			}
 		})
 	}
+}
+
+func FuzzReadMessagesStream(f *testing.F) {
+	for _, tt := range messagesStreamTests {
+		f.Add(tt.body)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		o, err := readMessagesStream(strings.NewReader(body), time.Now())
+		if err == nil && (o.TTFT <= 0 || o.Cached > o.Prompt) {
+			t.Errorf("accepted stream with %+v", o)
+		}
+	})
 }
 
 // TestChatTokenizeBody: the oracle tokenizes an agent turn as the chat the

@@ -11,6 +11,7 @@ var (
 	errStreamCut       = errors.New("stream ended before [DONE] (message_stop)")
 	errStreamError     = errors.New("stream carried an error event")
 	errNoUsage         = errors.New("stream carried no usage")
+	errBadUsage        = errors.New("stream carried negative usage")
 	errNoTokens        = errors.New("stream carried no text")
 	errNotFailed       = errors.New("injected prefill failure answered 200")
 	errUnknownScenario = errors.New("unknown scenario")

@@ -74,6 +74,9 @@ func readMessagesStream(r io.Reader, start time.Time) (outcome, error) {
 			if ev.Usage == nil || ev.Usage.CacheRead == nil {
 				return o, errNoUsage
 			}
+			if ev.Usage.InputTokens < 0 || *ev.Usage.CacheRead < 0 {
+				return o, fmt.Errorf("%w: input_tokens %d, cache_read_input_tokens %d", errBadUsage, ev.Usage.InputTokens, *ev.Usage.CacheRead)
+			}
 			usage = true
 			o.Prompt, o.Cached = ev.Usage.InputTokens+*ev.Usage.CacheRead, *ev.Usage.CacheRead
 		case "message_stop":
