@@ -8,8 +8,10 @@ import (
 // Sentinel errors; callers match them with errors.Is.
 var (
 	errBadStatus       = errors.New("unexpected http status")
-	errStreamCut       = errors.New("stream ended before [DONE]")
+	errStreamCut       = errors.New("stream ended before [DONE] (message_stop)")
+	errStreamError     = errors.New("stream carried an error event")
 	errNoUsage         = errors.New("stream carried no usage")
+	errBadUsage        = errors.New("stream carried negative usage")
 	errNoTokens        = errors.New("stream carried no text")
 	errNotFailed       = errors.New("injected prefill failure answered 200")
 	errUnknownScenario = errors.New("unknown scenario")

@@ -12,6 +12,8 @@ import (
 type config struct {
 	Requests    int           `json:"requestsPerRun"`
 	Turns       int           `json:"turns"`
+	AgentTurns  int           `json:"agentTurns"`
+	Tools       int           `json:"agentTools"`
 	Workers     int           `json:"workers"`
 	Systems     int           `json:"systemPrompts"`
 	SystemWords int           `json:"systemWords"`
@@ -37,6 +39,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	fs.IntVar(&c.Requests, "requests", 480, "requests per run (scenario x policy)")
 	fs.IntVar(&c.Turns, "turns", 4, "turns per conversation")
+	fs.IntVar(&c.AgentTurns, "agent-turns", 8, "turns per agent conversation (the agents scenario)")
+	fs.IntVar(&c.Tools, "tools", 4, "tools per agent kind (the agents scenario)")
 	fs.IntVar(&c.Workers, "workers", 6, "conversations in flight at once")
 	fs.IntVar(&c.Systems, "systems", 4, "system prompts shared across users")
 	fs.IntVar(&c.SystemWords, "system-words", 300, "words per system prompt")
@@ -47,7 +51,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.Sims, "sims", 3, "simulators")
 	fs.DurationVar(&c.Deadline, "deadline", 14*time.Minute, "total deadline; rows finished by then are still printed")
 	fs.BoolVar(&c.Quick, "quick", false, "a small run for tests: 36 requests of 3 turns, 3 workers, short prompts")
-	fs.StringVar(&scs, "scenarios", "", "comma-separated scenarios (default all: fast,slow,bursty,silent,mixed,cut,relays-down)")
+	fs.StringVar(&scs, "scenarios", "", "comma-separated scenarios (default all: fast,slow,bursty,silent,mixed,cut,relays-down,agents)")
 	fs.StringVar(&pols, "policies", "", "comma-separated policies (default all: "+strings.Join(policyNames, ",")+")")
 	fs.StringVar(&c.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.BoolVar(&c.keepLogs, "keep-logs", false, "keep every run's configs and logs")
@@ -72,7 +76,7 @@ func (c *config) quick(fs *flag.FlagSet) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	small := map[string]func(){
-		"requests": func() { c.Requests = 36 }, "turns": func() { c.Turns = 3 },
+		"requests": func() { c.Requests = 36 }, "turns": func() { c.Turns = 3 }, "agent-turns": func() { c.AgentTurns = 4 },
 		"workers": func() { c.Workers = 3 }, "systems": func() { c.Systems = 2 },
 		"system-words": func() { c.SystemWords = 120 }, "words": func() { c.Words = 20 },
 		"min-samples": func() { c.minSamples = 10 },
@@ -88,7 +92,7 @@ func (c *config) validate() error {
 	for _, v := range []struct {
 		name string
 		n    int
-	}{{"requests", c.Requests}, {"turns", c.Turns}, {"workers", c.Workers}, {"systems", c.Systems},
+	}{{"requests", c.Requests}, {"turns", c.Turns}, {"agent-turns", c.AgentTurns}, {"tools", c.Tools}, {"workers", c.Workers}, {"systems", c.Systems},
 		{"system-words", c.SystemWords}, {"words", c.Words}, {"sims", c.Sims}, {"min-samples", c.minSamples}} {
 		if v.n <= 0 {
 			return fmt.Errorf("%w: -%s must be positive, got %d", errBadFlag, v.name, v.n)
@@ -120,6 +124,15 @@ func (c *config) validate() error {
 func (c config) spec() workloadSpec {
 	return workloadSpec{Seed: c.Seed, Conversations: (c.Requests + c.Turns - 1) / c.Turns, Turns: c.Turns,
 		Systems: c.Systems, SystemWords: c.SystemWords, MessageWords: c.Words, ThinkMax: c.Think, FailRate: c.FailRate}
+}
+
+// agentSpec is the agent workload the flags describe: as many requests as
+// the completions workload, in conversations of -agent-turns turns, one
+// agent kind per system prompt.
+func (c config) agentSpec() agentSpec {
+	return agentSpec{Seed: c.Seed, Conversations: (c.Requests + c.AgentTurns - 1) / c.AgentTurns, Turns: c.AgentTurns,
+		Systems: c.Systems, SystemWords: c.SystemWords, Tools: c.Tools, MessageWords: c.Words, ThinkMax: c.Think,
+		FailRate: c.FailRate}
 }
 
 func split(s string) []string {

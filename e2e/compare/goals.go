@@ -53,6 +53,12 @@ func checkGoals(rows []result) []goal {
 					a.FalseWarm, a.Requests+a.Injected, 100*a.FalseWarmShare)})
 		}
 	}
+	for _, p := range []string{policyStatic, policyAdaptive} {
+		if a, l := find("agents", p), find("agents", policyLoad); a != nil && l != nil {
+			out = append(out, goal{Claim: p + " hit rate > load-only on the agent workload over /v1/messages",
+				Met: a.HitRate > l.HitRate, Detail: fmt.Sprintf("%.2f%% vs %.2f%%", 100*a.HitRate, 100*l.HitRate)})
+		}
+	}
 	return out
 }
 

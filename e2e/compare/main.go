@@ -5,7 +5,8 @@
 // to three simulators whose cost model makes cache hits visible in TTFT.
 //
 // Each event-latency scenario (fast, slow, bursty, silent, mixed, cut,
-// relays-down) runs each policy
+// relays-down, and agents: agent conversations with tools over /v1/messages)
+// runs each policy
 // (load only, confirmed-only prefix routing, static 2s TTL, the TTL an
 // advise-mode run measured, adaptive TTL, and an oracle that reads the
 // simulators' true caches) on a fresh stack, and the results are printed as a
@@ -102,7 +103,11 @@ func compare(ctx context.Context, c config, e env, stdout, log io.Writer) error 
 	if err != nil {
 		return err
 	}
-	r := &runner{env: e, cfg: c, convs: buildWorkload(c.spec()), log: log,
+	agents, err := buildAgentWorkload(c.agentSpec())
+	if err != nil {
+		return err
+	}
+	r := &runner{env: e, cfg: c, convs: buildWorkload(c.spec()), agents: agents, log: log,
 		client: &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	start := time.Now()
 	rows, err := r.runAll(ctx, scs, pols)

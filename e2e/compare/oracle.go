@@ -87,7 +87,17 @@ func newOracle(c *http.Client, sims []string) *oracle {
 // pick returns the index of the simulator to send prompt to and marks one
 // more request in flight there; the caller calls done with it afterwards.
 func (o *oracle) pick(ctx context.Context, prompt string) (int, error) {
-	tokens, err := o.tokenize(ctx, prompt)
+	body, err := json.Marshal(map[string]any{"model": model, "prompt": prompt})
+	if err != nil {
+		return 0, fmt.Errorf("encoding tokenize request: %w", err)
+	}
+	return o.pickFor(ctx, body)
+}
+
+// pickFor is pick for the prompt of a /tokenize request body: a
+// completion prompt, or a chat's messages and tools.
+func (o *oracle) pickFor(ctx context.Context, tokenizeBody []byte) (int, error) {
+	tokens, err := o.tokenize(ctx, tokenizeBody)
 	if err != nil {
 		return 0, err
 	}
@@ -117,11 +127,7 @@ func (o *oracle) done(i int) {
 	o.mu.Unlock()
 }
 
-func (o *oracle) tokenize(ctx context.Context, prompt string) ([]int, error) {
-	body, err := json.Marshal(map[string]any{"model": model, "prompt": prompt})
-	if err != nil {
-		return nil, fmt.Errorf("encoding tokenize request: %w", err)
-	}
+func (o *oracle) tokenize(ctx context.Context, body []byte) ([]int, error) {
 	var out struct {
 		Tokens []int `json:"tokens"`
 	}

@@ -81,6 +81,11 @@ func TestCheckGoals(t *testing.T) {
 			want: map[string]bool{"adaptive hit rate >= static 2s in slow": false,
 				"adaptive within 2% of the oracle with healthy (fast) events": false,
 				"adaptive false warm routes <= 1% of routed requests in cut":  false}},
+		{name: "agents", rows: []result{row("agents", policyLoad, .7, 0), row("agents", policyStatic, .8, 0),
+			row("agents", policyAdaptive, .7, 0)},
+			want: map[string]bool{"adaptive hit rate >= static 2s in agents": false,
+				"static-2s hit rate > load-only on the agent workload over /v1/messages": true,
+				"adaptive hit rate > load-only on the agent workload over /v1/messages":  false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

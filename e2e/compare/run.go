@@ -27,6 +27,7 @@ type runner struct {
 	env    env
 	cfg    config
 	convs  []conversation
+	agents []conversation // the agent workload, for scenarios with Agents
 	client *http.Client
 	log    io.Writer
 }
@@ -108,7 +109,12 @@ func (r *runner) runOne(ctx context.Context, sc scenario, policy string, plan ro
 
 func (r *runner) measure(ctx context.Context, st *stack, sc scenario, policy string, plan routerPlan) (result, error) {
 	send := viaOracle(r.client, newOracle(r.client, st.simAddrs()))
-	if !plan.Direct {
+	switch {
+	case sc.Agents && plan.Direct:
+		send = viaOracleMessages(r.client, newOracle(r.client, st.simAddrs()))
+	case sc.Agents:
+		send = viaMessages(r.client, st.envoy.URL("/v1/messages"))
+	case !plan.Direct:
 		send = viaURL(r.client, st.envoy.URL("/v1/completions"))
 	}
 	if sc.Setup != nil {
@@ -134,14 +140,18 @@ func (r *runner) measure(ctx context.Context, st *stack, sc scenario, policy str
 // driveWithControl runs the scenario's control for exactly as long as the
 // workload runs.
 func (r *runner) driveWithControl(ctx context.Context, st *stack, sc scenario, send target) (*tally, error) {
+	convs := r.convs
+	if sc.Agents {
+		convs = r.agents
+	}
 	if sc.Control == nil {
-		return drive(ctx, r.convs, r.cfg.Workers, send), nil
+		return drive(ctx, convs, r.cfg.Workers, send), nil
 	}
 	cctx, stop := context.WithCancel(ctx)
 	var cerr error
 	var wg sync.WaitGroup
 	wg.Go(func() { cerr = sc.Control(cctx, st.simAddrs()) })
-	t := drive(ctx, r.convs, r.cfg.Workers, send)
+	t := drive(ctx, convs, r.cfg.Workers, send)
 	stop()
 	wg.Wait()
 	return t, cerr

@@ -25,6 +25,9 @@ type scenario struct {
 	// Setup, when set, runs once just before the workload starts (and
 	// before Control), so the first request already meets the scenario.
 	Setup func(ctx context.Context, st *stack) error
+	// Agents runs the agent workload over /v1/messages instead of the
+	// completions workload.
+	Agents bool
 }
 
 // burstPause and burstOpen shape the bursty scenario: events are held back
@@ -54,6 +57,8 @@ func scenarios() []scenario {
 		{Name: "cut", About: "engine events paused for the whole run (relays still send heartbeats)", Setup: cut},
 		{Name: "relays-down", About: "every relay stopped for the whole run (no events, no heartbeats)",
 			Setup: func(_ context.Context, st *stack) error { return st.stopRelays() }},
+		{Name: "agents", About: "the agent workload over /v1/messages (system + tools, tool_use/tool_result turns), events in milliseconds",
+			Agents: true},
 	}
 }
 

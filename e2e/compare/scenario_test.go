@@ -106,7 +106,7 @@ func TestFindScenariosAndPolicies(t *testing.T) {
 		wantN   [2]int
 		wantErr bool
 	}{
-		{name: "all", wantN: [2]int{7, 6}},
+		{name: "all", wantN: [2]int{8, 6}},
 		{name: "report order kept", scs: []string{"cut", "fast"}, pols: []string{"oracle", "load"}, wantN: [2]int{2, 2}},
 		{name: "unknown", scs: []string{"fast", "nope"}, wantErr: true},
 	}

@@ -48,9 +48,22 @@ func complete(ctx context.Context, c *http.Client, url, prompt string, fail bool
 	if err != nil {
 		return outcome{}, fmt.Errorf("encoding request: %w", err)
 	}
+	resp, start, err := post(ctx, c, url, body, fail)
+	if err != nil {
+		return outcome{}, err
+	}
+	defer resp.Body.Close()
+	o, err := readStream(resp.Body, start)
+	o.ServedBy = resp.Header.Get(servedByHeader)
+	return o, err
+}
+
+// post sends body as JSON to url and returns the 200 answer and when it was
+// sent. With fail the simulator is told to fail the prefill.
+func post(ctx context.Context, c *http.Client, url string, body []byte, fail bool) (*http.Response, time.Time, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return outcome{}, fmt.Errorf("making request: %w", err)
+		return nil, time.Time{}, fmt.Errorf("making request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if fail {
@@ -59,16 +72,14 @@ func complete(ctx context.Context, c *http.Client, url, prompt string, fail bool
 	start := time.Now()
 	resp, err := c.Do(req)
 	if err != nil {
-		return outcome{}, fmt.Errorf("sending request: %w", err)
+		return nil, start, fmt.Errorf("sending request: %w", err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return outcome{}, &statusError{Code: resp.StatusCode, Body: string(msg)}
+		return nil, start, &statusError{Code: resp.StatusCode, Body: string(msg)}
 	}
-	o, err := readStream(resp.Body, start)
-	o.ServedBy = resp.Header.Get(servedByHeader)
-	return o, err
+	return resp, start, nil
 }
 
 // readStream reads an SSE completion stream: the time of the first chunk
