@@ -147,9 +147,22 @@ func (t *flatKeys) put(key Key, head, tick uint32) *keySlot {
 	}
 }
 
-func (t *flatKeys) grow() {
+func (t *flatKeys) grow() { t.resize(max(minKeySlots, 2*len(t.slots))) }
+
+// reserve grows t so n more keys fit without another growth.
+func (t *flatKeys) reserve(n int) {
+	size := max(minKeySlots, len(t.slots))
+	for (t.n+n)*maxLoadDen > size*maxLoadNum {
+		size *= 2
+	}
+	if size > len(t.slots) {
+		t.resize(size)
+	}
+}
+
+// resize moves every key into a new array of size slots (a power of two).
+func (t *flatKeys) resize(size int) {
 	old := t.slots
-	size := max(minKeySlots, 2*len(old))
 	t.slots, t.mask = make([]keySlot, size), uint64(size-1)
 	for _, s := range old {
 		if s.head == 0 {
