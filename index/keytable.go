@@ -44,6 +44,28 @@ func (t *keyTable) put(k Key, head, tick uint32) *keySlot {
 	return s
 }
 
+// claim returns key's slot with one probe, inserting the key (stamped
+// tick, head 0) when absent; found says it was there. A claimed slot must get
+// its head set before the shard's lock is released: head 0 marks a free slot.
+func (t *keyTable) claim(k Key, tick uint32) (s *keySlot, found bool) {
+	p := t.part(k)
+	if (p.n+1)*maxLoadDen > len(p.slots)*maxLoadNum {
+		p.grow()
+	}
+	for i := uint64(k) & p.mask; ; i = (i + 1) & p.mask {
+		s := &p.slots[i]
+		if s.head == 0 {
+			*s = keySlot{key: k, used: tick}
+			p.n++
+			t.n++
+			return s, false
+		}
+		if s.key == k {
+			return s, true
+		}
+	}
+}
+
 func (t *keyTable) remove(k Key) {
 	p := t.part(k)
 	before := p.n

@@ -258,34 +258,36 @@ func (ix *Index) walkOrder() int { return 24 - bits.Len64(ix.mask) }
 
 func order(k Key, rot int) uint64 { return bits.RotateLeft64(uint64(k), rot) }
 
-// sortHeld sorts a by order(key, rot) with a 16-bit LSD radix sort (four
-// passes), which at a million keys is several times quicker than a
-// comparison sort.
+// sortHeld sorts a by order(key, rot): one counting-sort pass on the top 16
+// bits, then a comparison sort of each bucket (a few keys each at a million
+// keys, as keys are hash outputs), which is several times quicker than a
+// comparison sort of the whole and half the passes of a full radix sort.
 func sortHeld(a []heldKey, rot int) []heldKey {
+	byOrder := func(x, y heldKey) int { return cmp.Compare(order(x.key, rot), order(y.key, rot)) }
 	if len(a) < 256 {
-		slices.SortFunc(a, func(x, y heldKey) int { return cmp.Compare(order(x.key, rot), order(y.key, rot)) })
+		slices.SortFunc(a, byOrder)
 		return a
 	}
-	tmp := make([]heldKey, len(a))
-	var count [1 << 16]int
-	for shift := 0; shift < 64; shift += 16 {
-		clear(count[:])
-		for i := range a {
-			count[uint16(order(a[i].key, rot)>>shift)]++
-		}
-		sum := 0
-		for d, c := range count {
-			count[d] = sum
-			sum += c
-		}
-		for i := range a {
-			d := uint16(order(a[i].key, rot) >> shift)
-			tmp[count[d]] = a[i]
-			count[d]++
-		}
-		a, tmp = tmp, a
+	var count [1<<16 + 1]int
+	for i := range a {
+		count[order(a[i].key, rot)>>48+1]++
 	}
-	return a
+	for d := 1; d < len(count); d++ {
+		count[d] += count[d-1]
+	}
+	out := make([]heldKey, len(a))
+	next := count
+	for i := range a {
+		d := order(a[i].key, rot) >> 48
+		out[next[d]] = a[i]
+		next[d]++
+	}
+	for d := 0; d < 1<<16; d++ {
+		if bucket := out[count[d]:count[d+1]]; len(bucket) > 1 {
+			slices.SortFunc(bucket, byOrder)
+		}
+	}
+	return out
 }
 
 // setRefs sets h's copies of key to r, creating the entry when h held none,
