@@ -171,10 +171,14 @@ func (t *flatKeys) put(key Key, head, tick uint32) *keySlot {
 
 func (t *flatKeys) grow() { t.resize(max(minKeySlots, 2*len(t.slots))) }
 
-// reserve grows t so n more keys fit without another growth.
+// reserve grows t so that n keys, of which some may already be there
+// (other holders' copies of the same blocks), fit without another growth:
+// it sizes for the larger of n and what t holds, never for their sum, so
+// a replace of keys mostly present does not double a table for good; new
+// keys beyond that cost at most one ordinary growth.
 func (t *flatKeys) reserve(n int) {
 	size := max(minKeySlots, len(t.slots))
-	for (t.n+n)*maxLoadDen > size*maxLoadNum {
+	for max(t.n, n)*maxLoadDen > size*maxLoadNum {
 		size *= 2
 	}
 	if size > len(t.slots) {

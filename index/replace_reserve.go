@@ -3,8 +3,8 @@ package index
 // reserveKeys grows, shard by shard, the key tables that keys (sorted or
 // not) will be inserted into, so Replace's walk never grows a table: one
 // growth per part to its final size instead of a doubling series, each a
-// copy of the whole part. Keys already present are counted too, which only
-// over-reserves a replace that keeps most of its keys.
+// copy of the whole part (flatKeys.reserve says how keys already present,
+// such as other endpoints' copies, are treated).
 func (ix *Index) reserveKeys(keys []heldKey) {
 	if len(keys) < bulkMin {
 		return
