@@ -69,20 +69,16 @@ func (c *core) add(key Key, h holderID, m Medium, tick uint32) bool {
 // holderEntry finds h's entry for key, creating it when h held none, and
 // stamps the key as used. created reports a new entry.
 func (c *core) holderEntry(key Key, h holderID, tick uint32) (e *entry, created bool) {
-	slot := c.keys.slot(key)
+	slot, found := c.keys.claim(key, tick)
 	var head uint32
-	if slot != nil {
+	if found {
 		head = slot.head
 	}
 	at, _ := c.find(head, h)
 	created = at == 0
-	if created {
+	if created { // always when the key is new: its claimed slot gets its head here
 		at = c.newEntry(entry{holder: h, next: head})
-		if slot != nil {
-			slot.head = at
-		} else {
-			slot = c.keys.put(key, at, tick)
-		}
+		slot.head = at
 		c.nEntries++
 	}
 	touchSlot(slot, tick)

@@ -44,6 +44,28 @@ func (t *keyTable) put(k Key, head, tick uint32) *keySlot {
 	return s
 }
 
+// claim returns key's slot with one probe, inserting the key (stamped
+// tick, head 0) when absent; found says it was there. A claimed slot must get
+// its head set before the shard's lock is released: head 0 marks a free slot.
+func (t *keyTable) claim(k Key, tick uint32) (s *keySlot, found bool) {
+	p := t.part(k)
+	if (p.n+1)*maxLoadDen > len(p.slots)*maxLoadNum {
+		p.grow()
+	}
+	for i := uint64(k) & p.mask; ; i = (i + 1) & p.mask {
+		s := &p.slots[i]
+		if s.head == 0 {
+			*s = keySlot{key: k, used: tick}
+			p.n++
+			t.n++
+			return s, false
+		}
+		if s.key == k {
+			return s, true
+		}
+	}
+}
+
 func (t *keyTable) remove(k Key) {
 	p := t.part(k)
 	before := p.n
@@ -147,9 +169,26 @@ func (t *flatKeys) put(key Key, head, tick uint32) *keySlot {
 	}
 }
 
-func (t *flatKeys) grow() {
+func (t *flatKeys) grow() { t.resize(max(minKeySlots, 2*len(t.slots))) }
+
+// reserve grows t so that n keys, of which some may already be there
+// (other holders' copies of the same blocks), fit without another growth:
+// it sizes for the larger of n and what t holds, never for their sum, so
+// a replace of keys mostly present does not double a table for good; new
+// keys beyond that cost at most one ordinary growth.
+func (t *flatKeys) reserve(n int) {
+	size := max(minKeySlots, len(t.slots))
+	for max(t.n, n)*maxLoadDen > size*maxLoadNum {
+		size *= 2
+	}
+	if size > len(t.slots) {
+		t.resize(size)
+	}
+}
+
+// resize moves every key into a new array of size slots (a power of two).
+func (t *flatKeys) resize(size int) {
 	old := t.slots
-	size := max(minKeySlots, 2*len(old))
 	t.slots, t.mask = make([]keySlot, size), uint64(size-1)
 	for _, s := range old {
 		if s.head == 0 {

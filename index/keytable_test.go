@@ -119,3 +119,24 @@ func FuzzKeyTable(f *testing.F) {
 		runTableOps(t, ops)
 	})
 }
+
+// TestFlatKeysReserve: reserve sizes for the larger of the keys coming and
+// the keys held, never their sum, and then takes that many without growing.
+func TestFlatKeysReserve(t *testing.T) {
+	var ft flatKeys
+	ft.reserve(1000)
+	size := len(ft.slots)
+	if size*maxLoadNum < 1000*maxLoadDen {
+		t.Fatalf("%d slots do not hold 1000 keys", size)
+	}
+	for i := range 1000 {
+		ft.put(Key(i*7919+1), 1, 0)
+	}
+	if len(ft.slots) != size {
+		t.Fatalf("grew from %d to %d slots after reserving", size, len(ft.slots))
+	}
+	ft.reserve(1000) // the same keys again, say: no growth
+	if len(ft.slots) != size {
+		t.Fatalf("reserve of as many keys as held grew %d to %d slots", size, len(ft.slots))
+	}
+}

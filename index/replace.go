@@ -3,6 +3,7 @@ package index
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -15,8 +16,11 @@ type Rebuild struct {
 	blockSize int
 	model     string
 	rev       revTable // engine hash -> key of the held blocks
+	// pending are held blocks not yet in rev: puts are batched (putAll),
+	// and flushed before rev is read.
+	pending []revSlot
 	// held lists every held block's key and media, in the order added;
-	// Replace sorts it by key, so the index's tables are walked in order.
+	// Replace sorts it in walk order, so the index's tables are walked shard by shard.
 	held  []heldKey
 	chain map[uint64]Key // chain-only blocks: the engine no longer holds them
 	roots map[string]Key // chain roots by adapter
@@ -56,8 +60,9 @@ func (ix *Index) NewRebuild(model string) *Rebuild {
 // Reserve sizes the rebuild's tables for n more blocks, so a snapshot
 // that announces its size is keyed without growing them.
 func (r *Rebuild) Reserve(n int) {
-	r.rev.reserve(r.rev.len() + n)
+	r.rev.reserve(r.rev.len() + len(r.pending) + n)
 	r.held = slices.Grow(r.held, n)
+	r.pending = slices.Grow(r.pending, n)
 }
 
 // reserve grows t's parts for n entries spread evenly by the hash mix.
@@ -84,7 +89,7 @@ func (r *Rebuild) Add(b RebuildBlock) {
 	if b.HasParent {
 		if r.hasLast && b.Parent == r.lastHash {
 			parent, ok = r.lastKey, true
-		} else if parent, ok = r.rev.get(b.Parent); !ok {
+		} else if parent, ok = r.heldKeyOf(b.Parent); !ok {
 			parent, ok = r.chain[b.Parent]
 		}
 		if !ok {
@@ -107,9 +112,20 @@ func (r *Rebuild) Add(b RebuildBlock) {
 		r.ChainOnly++
 		return
 	}
-	r.rev.put(b.Hash, key)
+	r.pending = append(r.pending, revSlot{hash: b.Hash, key: key})
 	r.held = append(r.held, heldKey{key: key, media: b.Media})
 	r.Held++
+}
+
+// heldKey returns the key of held block h, flushing the pending puts first.
+func (r *Rebuild) heldKeyOf(h uint64) (Key, bool) {
+	r.flush()
+	return r.rev.get(h)
+}
+
+func (r *Rebuild) flush() {
+	r.rev.putAll(r.pending)
+	r.pending = r.pending[:0]
 }
 
 // heldKey is one held block of a rebuild.
@@ -138,7 +154,10 @@ func (ix *Index) Replace(endpoint string, rank int, r *Rebuild) (ReplaceResult, 
 	if err != nil {
 		return ReplaceResult{}, fmt.Errorf("replacing blocks: %w", err)
 	}
-	newKeys := sortHeld(r.held)
+	r.flush()
+	rot := ix.walkOrder()
+	newKeys := sortHeld(r.held, rot)
+	ix.reserveKeys(newKeys)
 	var res ReplaceResult
 	var out pending
 	now, tick := ix.now(), ix.nextTick()
@@ -148,7 +167,7 @@ func (ix *Index) Replace(endpoint string, rank int, r *Rebuild) (ReplaceResult, 
 	if n := hd.rev.len(); n > 0 {
 		oldKeys = make([]heldKey, 0, n)
 		hd.rev.all(func(_ uint64, key Key) { oldKeys = append(oldKeys, heldKey{key: key}) })
-		oldKeys = sortHeld(oldKeys)
+		oldKeys = sortHeld(oldKeys, rot)
 	}
 	var w shardWalk
 	for i := 0; i < len(newKeys); {
@@ -176,7 +195,7 @@ func (ix *Index) Replace(endpoint string, rank int, r *Rebuild) (ReplaceResult, 
 		if i > 0 && key == oldKeys[i-1].key {
 			continue
 		}
-		for j < len(newKeys) && newKeys[j].key < key {
+		for j < len(newKeys) && order(newKeys[j].key, rot) < order(key, rot) {
 			j++
 		}
 		if j < len(newKeys) && newKeys[j].key == key {
@@ -197,7 +216,7 @@ func (ix *Index) Replace(endpoint string, rank int, r *Rebuild) (ReplaceResult, 
 	return res, nil
 }
 
-// shardWalk keeps one shard locked while keys sorted by value (so by
+// shardWalk keeps one shard locked while keys in walk order (so by
 // shard) come for it, and runs the shard's after-write work when leaving
 // it: one lock per run of keys instead of one per key. A run is cut at
 // maxLockedKeys so lookups on that shard wait microseconds, not the run.
@@ -227,36 +246,48 @@ func (w *shardWalk) unlock(ix *Index, now int64, out *pending) {
 	}
 }
 
-// sortHeld sorts a by key with a 16-bit LSD radix sort (four passes),
-// which at a million keys is several times quicker than a comparison sort.
-// Sorted by value, keys come shard by shard and, within one, in the order of
-// their slots (both are chosen by the key's bits), so the index's tables are
-// walked in memory order.
-func sortHeld(a []heldKey) []heldKey {
+// walkOrder is the order Replace walks keys in: a rotation of the key's
+// bits that puts the shard bits on top, then the key-table part bits, so the
+// keys come shard by shard and, within a shard, part by part (a part of a
+// million-key index is a few tens of kilobytes: it stays in cache while its
+// keys come). Sorting by the plain value would change shard on almost every
+// key (the shard bits are in the middle), missing the cache and taking a
+// shard lock per key. A rotation is a bijection, so equal keys stay adjacent
+// and two lists sorted by it merge by comparing it.
+func (ix *Index) walkOrder() int { return 24 - bits.Len64(ix.mask) }
+
+func order(k Key, rot int) uint64 { return bits.RotateLeft64(uint64(k), rot) }
+
+// sortHeld sorts a by order(key, rot): one counting-sort pass on the top 16
+// bits, then a comparison sort of each bucket (a few keys each at a million
+// keys, as keys are hash outputs), which is several times quicker than a
+// comparison sort of the whole and half the passes of a full radix sort.
+func sortHeld(a []heldKey, rot int) []heldKey {
+	byOrder := func(x, y heldKey) int { return cmp.Compare(order(x.key, rot), order(y.key, rot)) }
 	if len(a) < 256 {
-		slices.SortFunc(a, func(x, y heldKey) int { return cmp.Compare(x.key, y.key) })
+		slices.SortFunc(a, byOrder)
 		return a
 	}
-	tmp := make([]heldKey, len(a))
-	var count [1 << 16]int
-	for shift := 0; shift < 64; shift += 16 {
-		clear(count[:])
-		for i := range a {
-			count[uint16(a[i].key>>shift)]++
-		}
-		sum := 0
-		for d, c := range count {
-			count[d] = sum
-			sum += c
-		}
-		for i := range a {
-			d := uint16(a[i].key >> shift)
-			tmp[count[d]] = a[i]
-			count[d]++
-		}
-		a, tmp = tmp, a
+	var count [1<<16 + 1]int
+	for i := range a {
+		count[order(a[i].key, rot)>>48+1]++
 	}
-	return a
+	for d := 1; d < len(count); d++ {
+		count[d] += count[d-1]
+	}
+	out := make([]heldKey, len(a))
+	next := count
+	for i := range a {
+		d := order(a[i].key, rot) >> 48
+		out[next[d]] = a[i]
+		next[d]++
+	}
+	for d := 0; d < 1<<16; d++ {
+		if bucket := out[count[d]:count[d+1]]; len(bucket) > 1 {
+			slices.SortFunc(bucket, byOrder)
+		}
+	}
+	return out
 }
 
 // setRefs sets h's copies of key to r, creating the entry when h held none,

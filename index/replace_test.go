@@ -90,3 +90,45 @@ func TestRebuildCounts(t *testing.T) {
 		t.Fatal("Replace with an empty endpoint: no error")
 	}
 }
+
+// TestReplaceLarge: a replace of thousands of keys over many shards (the
+// radix-sorted walk, the key tables reserved up front, the batched reverse
+// puts) keeps what both states hold, adds and drops the rest, and every
+// rebuilt hash removes its block afterwards.
+func TestReplaceLarge(t *testing.T) {
+	f := newFixture(t, Options{Shards: 16})
+	const chains, per = 200, 20
+	for s := range chains {
+		f.store(t, "a:1", 0, s, 0, per, MediumGPU)
+	}
+	r := f.ix.NewRebuild(testID.Model)
+	r.Reserve(chains * per)
+	for s := chains / 2; s < chains+chains/2; s++ { // half kept, half new
+		rebuildOf(f.ix, r, s, per, 0, 1<<MediumGPU)
+	}
+	res, err := f.ix.Replace("a:1", 0, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := chains / 2 * per
+	if res.Kept != half || res.Added != half || res.Dropped != half {
+		t.Fatalf("Replace = %+v, want %d kept, added and dropped", res, half)
+	}
+	for s := range chains + chains/2 {
+		want := per
+		if s < chains/2 {
+			want = 0
+		}
+		if m := f.run(s, per, "a:1"); m.Confirmed != want {
+			t.Fatalf("chain %d: %d confirmed, want %d", s, m.Confirmed, want)
+		}
+	}
+	for s := chains / 2; s < chains+chains/2; s++ {
+		if unk, _ := f.ix.Remove("a:1", 0, hashes(s, 0, per), MediumGPU); unk != 0 {
+			t.Fatalf("chain %d: %d hashes unknown after the replace", s, unk)
+		}
+	}
+	if n := f.ix.Stats().Keys; n != 0 {
+		t.Fatalf("%d keys left after removing every rebuilt block", n)
+	}
+}
