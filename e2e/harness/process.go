@@ -95,9 +95,14 @@ func (p *Process) Stop() error {
 	case <-p.done:
 		return nil
 	case <-time.After(p.grace):
-		_ = p.cmd.Process.Kill()
+		// The whole process group: a child that outlived SIGTERM too (a
+		// vLLM engine's EngineCore and workers) must not outlive the test.
+		// Every process starts as its group's leader (sysProcAttr).
+		if syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) != nil {
+			_ = p.cmd.Process.Kill()
+		}
 		<-p.done
-		return fmt.Errorf("%s did not stop within %v of SIGTERM; killed", p.name, p.grace)
+		return fmt.Errorf("%s did not stop within %v of SIGTERM; killed with its process group", p.name, p.grace)
 	}
 }
 
