@@ -88,15 +88,7 @@ func readMessagesStream(r io.Reader, start time.Time) (outcome, error) {
 			return o, fmt.Errorf("%w: %s: %s", errStreamError, ev.Error.Type, ev.Error.Message)
 		}
 	}
-	switch {
-	case !done:
-		return o, errStreamCut
-	case !usage:
-		return o, errNoUsage
-	case o.TTFT == 0:
-		return o, errNoTokens
-	}
-	return o, nil
+	return o, streamEnd(o, done, usage)
 }
 
 // viaOracleMessages sends agent turns straight to the simulator the oracle

@@ -116,13 +116,19 @@ func readStream(r io.Reader, start time.Time) (outcome, error) {
 			}
 		}
 	}
+	return o, streamEnd(o, done, usage)
+}
+
+// streamEnd judges a stream read to its end: cut before its last event,
+// without usage, or without a token is an error, never a miss.
+func streamEnd(o outcome, done, usage bool) error {
 	switch {
 	case !done:
-		return o, errStreamCut
+		return errStreamCut
 	case !usage:
-		return o, errNoUsage
+		return errNoUsage
 	case o.TTFT == 0:
-		return o, errNoTokens
+		return errNoTokens
 	}
-	return o, nil
+	return nil
 }

@@ -160,22 +160,19 @@ func TestRouterRestartWithoutJetStreamKeepsTheIndex(t *testing.T) {
 	}
 }
 
-// TestNATSOutageLongerThanExpiryKeepsBlocks: NATS goes away for longer
-// than the heartbeat expiry; the router, which cannot hear anyone, expires
-// no one and keeps what it held, and when NATS returns the relay's snapshot
-// (a reconnect sync) brings every block the engine holds, including those
-// stored during the outage.
-func TestNATSOutageLongerThanExpiryKeepsBlocks(t *testing.T) {
+// outageNATS starts an embedded server a test can stop and restart on the
+// same port; connect opens a client the test cleans up.
+func outageNATS(t *testing.T) (ns *bus.EmbeddedServer, port int, connect func() *nats.Conn) {
+	t.Helper()
 	ns, err := bus.StartEmbeddedWith(bus.EmbeddedOptions{Host: "127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	url := ns.ClientURL()
-	var port int
 	if _, err := fmt.Sscanf(url, "nats://127.0.0.1:%d", &port); err != nil {
 		t.Fatalf("parsing %s: %v", url, err)
 	}
-	connect := func() *nats.Conn {
+	return ns, port, func() *nats.Conn {
 		nc, err := bus.ConnectOptions{URL: url}.Connect()
 		if err != nil {
 			t.Fatal(err)
@@ -183,6 +180,15 @@ func TestNATSOutageLongerThanExpiryKeepsBlocks(t *testing.T) {
 		t.Cleanup(nc.Close)
 		return nc
 	}
+}
+
+// TestNATSOutageLongerThanExpiryKeepsBlocks: NATS goes away for longer
+// than the heartbeat expiry; the router, which cannot hear anyone, expires
+// no one and keeps what it held, and when NATS returns the relay's snapshot
+// (a reconnect sync) brings every block the engine holds, including those
+// stored during the outage.
+func TestNATSOutageLongerThanExpiryKeepsBlocks(t *testing.T) {
+	ns, port, connect := outageNATS(t)
 	e := startFakeEngine(t, 10000)
 	e.payload = chainPayload
 	runRelay(t, connect(), relayConfig(e))
@@ -307,23 +313,7 @@ func TestRelayEpochFollowsTheEngine(t *testing.T) {
 // endpoint and leave a broken chain. The router syncs instead (the mirror
 // took every batch) and holds the whole chain.
 func TestRelayOverflowDuringOutageKeepsBlocks(t *testing.T) {
-	ns, err := bus.StartEmbeddedWith(bus.EmbeddedOptions{Host: "127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := ns.ClientURL()
-	var port int
-	if _, err := fmt.Sscanf(url, "nats://127.0.0.1:%d", &port); err != nil {
-		t.Fatalf("parsing %s: %v", url, err)
-	}
-	connect := func() *nats.Conn {
-		nc, err := bus.ConnectOptions{URL: url}.Connect()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		return nc
-	}
+	ns, port, connect := outageNATS(t)
 	e := startFakeEngine(t, 10000)
 	e.payload = chainPayload
 	cfg := relayConfig(e)
