@@ -132,6 +132,9 @@ func (c Config) Validate() error {
 	if c.ShutdownGrace < 0 {
 		errs = append(errs, fmt.Errorf("shutdownGrace must not be negative, got %s", c.ShutdownGrace.D()))
 	}
+	if err := c.kubeHeartbeats(); err != nil {
+		errs = append(errs, err)
+	}
 	for _, err := range []error{c.Proxy.Validate(), c.Routing.Validate(), c.Index.Validate(),
 		c.Events.Validate(), c.TTL.Validate(), c.Affinity.Validate()} {
 		if err != nil {
@@ -139,6 +142,25 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// kubeHeartbeats refuses heartbeat membership beside a pool that takes its
+// members from an InferencePool: a relay heartbeat from an address in one of
+// the prefixes would add that address to the pool, past the pool's selector
+// and readiness.
+func (c Config) kubeHeartbeats() error {
+	if c.Events.Disabled || len(c.Events.HeartbeatMembership) == 0 {
+		return nil
+	}
+	for i, p := range c.Pools {
+		if p.InferencePool != "" {
+			return fmt.Errorf("events.heartbeatMembership %v with pools[%d] %q following inferencePool %q: "+
+				"heartbeats would add members past the InferencePool's selector and readiness; "+
+				"remove events.heartbeatMembership: the pool's members are the InferencePool's ready Pods",
+				c.Events.HeartbeatMembership, i, p.Name, p.InferencePool)
+		}
+	}
+	return nil
 }
 
 // TTLOptions returns the TTL controller's options for c: its ttl section
