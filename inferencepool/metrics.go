@@ -11,6 +11,8 @@ import (
 type Metrics struct {
 	members prometheus.Gauge
 	changes prometheus.Counter
+	// watchErrors counts list/watch failures by resource and reason.
+	watchErrors *prometheus.CounterVec
 }
 
 // NewMetrics creates the collectors and registers them on reg; a nil reg
@@ -26,11 +28,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Namespace: "warmroute", Subsystem: "inferencepool", Name: "membership_changes_total",
 			Help: "Times the followed InferencePool's membership changed (the first sync counts).",
 		}),
+		watchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "warmroute", Subsystem: "inferencepool", Name: "watch_errors_total",
+			Help: "List or watch failures of the InferencePool and Pod informers, by resource and reason (forbidden: the RBAC Role lacks a permission).",
+		}, []string{"resource", "reason"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.members, m.changes} {
+	for _, c := range []prometheus.Collector{m.members, m.changes, m.watchErrors} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering inferencepool metrics: %w", err)
 		}

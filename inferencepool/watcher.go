@@ -59,6 +59,7 @@ type Watcher struct {
 	syncedOnce sync.Once
 	members    []string // as last handed to the sink; owned by Run
 	lastErr    string   // the last spec problem logged; owned by Run
+	errs       watchErrors
 }
 
 // New returns a watcher of target through the dynamic client (the
@@ -107,6 +108,12 @@ func New(dyn dynamic.Interface, core corev1client.PodsGetter, target Target, sin
 		UpdateFunc: func(any, any) { w.poke() },
 		DeleteFunc: func(any) { w.poke() },
 	}
+	if err := w.pools.Informer().SetWatchErrorHandlerWithContext(w.handler(resourcePools)); err != nil {
+		return nil, fmt.Errorf("watching inferencepools: %w", err)
+	}
+	if err := w.pods.SetWatchErrorHandlerWithContext(w.handler(resourcePods)); err != nil {
+		return nil, fmt.Errorf("watching pods: %w", err)
+	}
 	if _, err := w.pools.Informer().AddEventHandler(notify); err != nil {
 		return nil, fmt.Errorf("watching inferencepools: %w", err)
 	}
@@ -131,14 +138,20 @@ func (w *Watcher) Synced() <-chan struct{} { return w.synced }
 
 // Run starts the informers and keeps the sink's membership current until
 // ctx ends; it returns after the informers have stopped. It returns an
-// error when the caches cannot sync before ctx ends.
+// error when the caches cannot sync before ctx ends, with the last list or
+// watch failure of each informer (a forbidden one names the missing RBAC
+// permission).
 func (w *Watcher) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { w.start(ctx.Done()) })
 	defer func() { cancel(); wg.Wait() }()
 	if !cache.WaitForCacheSync(ctx.Done(), w.pools.Informer().HasSynced, w.pods.HasSynced) {
-		return fmt.Errorf("syncing inferencepool %s and its pods: %w", w.target, errors.Join(ctx.Err(), context.Canceled))
+		err := fmt.Errorf("syncing inferencepool %s and its pods: %w", w.target, errors.Join(ctx.Err(), context.Canceled))
+		if last := w.lastErrors(); last != nil {
+			err = fmt.Errorf("%w; last list/watch error: %w", err, last)
+		}
+		return err
 	}
 	w.update()
 	w.syncedOnce.Do(func() { close(w.synced) })
