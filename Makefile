@@ -15,7 +15,7 @@ REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS       := -X github.com/warmroute/warmroute/buildinfo.version=$(VERSION) \
                  -X github.com/warmroute/warmroute/buildinfo.revision=$(REVISION)
 
-.PHONY: all build test vet demo loadtest bench envoy chart-test compare compare-stack profile e2e-vllm faults
+.PHONY: all build test vet demo loadtest bench envoy chart-test kube-assets envtest compare compare-stack profile e2e-vllm faults
 
 all: test
 
@@ -41,6 +41,7 @@ vet:
 test: envoy vet
 	go test ./...
 	$(MAKE) chart-test
+	$(MAKE) envtest
 
 ## chart-test: helm lint/template over several value sets, strict decoding into
 ## the Kubernetes API types, envoy --mode validate on the rendered Envoy config.
@@ -48,6 +49,23 @@ test: envoy vet
 ## -mod=mod lets it follow dependency changes of the root module.
 chart-test: envoy
 	cd charts/warmroute/tests && GOFLAGS=-mod=mod go test -count=1 ./...
+
+## kube-assets: kube-apiserver $(KUBE_VERSION) and etcd $(ETCD_VERSION), built
+## from the Go module proxy into $(KUBE_ASSETS) when missing (about 40 minutes
+## cold on 2 busy cores; .ci/run builds them on every clean clone).
+KUBE_VERSION  := 1.37.2
+ETCD_VERSION  := 3.6.16
+KUBE_ASSETS   := .cache/kube/$(KUBE_VERSION)
+kube-assets:
+	KUBE_VERSION=$(KUBE_VERSION) ETCD_VERSION=$(ETCD_VERSION) internal/envtest/build-assets.sh $(abspath $(KUBE_ASSETS))
+
+## envtest: the Kubernetes suite (InferencePool membership, the chart's RBAC
+## and InferencePool) against a real kube-apiserver and etcd under
+## controller-runtime's envtest. Skips without the assets unless CI=true.
+## Its own module keeps controller-runtime and Helm out of warmroute's go.mod.
+KUBEBUILDER_ASSETS ?= $(abspath $(KUBE_ASSETS))
+envtest:
+	cd internal/envtest && KUBEBUILDER_ASSETS=$(KUBEBUILDER_ASSETS) GOFLAGS=-mod=mod go test -count=1 -timeout 20m ./...
 
 ## demo: router + three simulators + Envoy on localhost until Ctrl-C.
 demo: envoy

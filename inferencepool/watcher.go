@@ -17,8 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -49,10 +47,10 @@ type Watcher struct {
 	log     *slog.Logger
 	metrics *Metrics
 
-	pools   informers.GenericInformer
+	pools   cache.SharedIndexInformer
+	poolGet cache.GenericNamespaceLister
 	pods    cache.SharedIndexInformer
 	podList corelisters.PodLister
-	start   func(stop <-chan struct{})
 	changed chan struct{} // one pending recompute at most
 
 	synced     chan struct{}
@@ -60,6 +58,7 @@ type Watcher struct {
 	members    []string // as last handed to the sink; owned by Run
 	lastErr    string   // the last spec problem logged; owned by Run
 	errs       watchErrors
+	watching   *watching
 }
 
 // New returns a watcher of target through the dynamic client (the
@@ -77,50 +76,63 @@ func New(dyn dynamic.Interface, core corev1client.PodsGetter, target Target, sin
 	if m == nil {
 		m, _ = NewMetrics(nil)
 	}
-	byName := func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", target.Name).String()
-	}
-	dynFactory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, target.Namespace, byName)
-	pods := core.Pods(target.Namespace)
-	// The semantics wrapper asks core whether it can stream the initial
-	// list (a watch-list); fake clients say they cannot.
-	podInformer := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, o) },
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return pods.Watch(ctx, o)
-		},
-	}, core), &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	w := &Watcher{
 		target: target, sink: sink, log: log, metrics: m,
-		pools:   dynFactory.ForResource(GVR),
-		pods:    podInformer,
-		podList: corelisters.NewPodLister(podInformer.GetIndexer()),
-		changed: make(chan struct{}, 1),
-		synced:  make(chan struct{}),
+		changed:  make(chan struct{}, 1),
+		synced:   make(chan struct{}),
+		watching: newWatching(),
 	}
-	w.start = func(stop <-chan struct{}) {
-		dynFactory.Start(stop)
-		podInformer.Run(stop) // returns once stop is closed
-		dynFactory.Shutdown() // waits for the pool informer's goroutines
-	}
+	pools := dyn.Resource(GVR).Namespace(target.Namespace)
+	byName := fields.OneTermEqualSelector("metadata.name", target.Name).String()
+	w.pools = w.informer(resourcePools, &unstructured.Unstructured{}, dyn,
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = byName
+			return pools.List(ctx, o)
+		},
+		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = byName
+			return pools.Watch(ctx, o)
+		})
+	w.poolGet = cache.NewGenericLister(w.pools.GetIndexer(), GVR.GroupResource()).ByNamespace(target.Namespace)
+	pods := core.Pods(target.Namespace)
+	w.pods = w.informer(resourcePods, &corev1.Pod{}, core,
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, o) },
+		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return pods.Watch(ctx, o) })
+	w.podList = corelisters.NewPodLister(w.pods.GetIndexer())
 	notify := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.poke() },
 		UpdateFunc: func(any, any) { w.poke() },
 		DeleteFunc: func(any) { w.poke() },
 	}
-	if err := w.pools.Informer().SetWatchErrorHandlerWithContext(w.handler(resourcePools)); err != nil {
-		return nil, fmt.Errorf("watching inferencepools: %w", err)
-	}
-	if err := w.pods.SetWatchErrorHandlerWithContext(w.handler(resourcePods)); err != nil {
-		return nil, fmt.Errorf("watching pods: %w", err)
-	}
-	if _, err := w.pools.Informer().AddEventHandler(notify); err != nil {
-		return nil, fmt.Errorf("watching inferencepools: %w", err)
-	}
-	if _, err := w.pods.AddEventHandler(notify); err != nil {
-		return nil, fmt.Errorf("watching pods: %w", err)
+	for r, inf := range map[string]cache.SharedIndexInformer{resourcePools: w.pools, resourcePods: w.pods} {
+		if err := inf.SetWatchErrorHandlerWithContext(w.handler(r)); err != nil {
+			return nil, fmt.Errorf("watching %s: %w", r, err)
+		}
+		if _, err := inf.AddEventHandler(notify); err != nil {
+			return nil, fmt.Errorf("watching %s: %w", r, err)
+		}
 	}
 	return w, nil
+}
+
+// informer is an informer of one resource whose watches are tracked: the
+// watcher syncs only once each resource's watch is open. client is asked,
+// through the semantics wrapper, whether it can stream the initial list (a
+// watch-list); fake clients say they cannot.
+func (w *Watcher) informer(resource string, obj runtime.Object, client any,
+	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.SharedIndexInformer {
+	lw := &cache.ListWatch{
+		ListWithContextFunc: list,
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			wi, err := watchFn(ctx, o)
+			w.watching.set(resource, err == nil)
+			return wi, err
+		},
+	}
+	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), obj,
+		cache.SharedIndexInformerOptions{Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+			ObjectDescription: resource})
 }
 
 // poke asks Run to recompute; it never blocks (a pending recompute will
@@ -132,21 +144,23 @@ func (w *Watcher) poke() {
 	}
 }
 
-// Synced is closed once both caches have synced and the first membership
-// has reached the sink.
+// Synced is closed once both caches have synced, a watch of each resource
+// is open (a cache filled by a list alone would never change) and the first
+// membership has reached the sink.
 func (w *Watcher) Synced() <-chan struct{} { return w.synced }
 
 // Run starts the informers and keeps the sink's membership current until
 // ctx ends; it returns after the informers have stopped. It returns an
-// error when the caches cannot sync before ctx ends, with the last list or
+// error when the watcher cannot sync before ctx ends, with the last list or
 // watch failure of each informer (a forbidden one names the missing RBAC
 // permission).
 func (w *Watcher) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { w.start(ctx.Done()) })
+	wg.Go(func() { w.pools.Run(ctx.Done()) })
+	wg.Go(func() { w.pods.Run(ctx.Done()) })
 	defer func() { cancel(); wg.Wait() }()
-	if !cache.WaitForCacheSync(ctx.Done(), w.pools.Informer().HasSynced, w.pods.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), w.pools.HasSynced, w.pods.HasSynced) || !w.watching.wait(ctx) {
 		err := fmt.Errorf("syncing inferencepool %s and its pods: %w", w.target, errors.Join(ctx.Err(), context.Canceled))
 		if last := w.lastErrors(); last != nil {
 			err = fmt.Errorf("%w; last list/watch error: %w", err, last)
@@ -187,7 +201,7 @@ func (w *Watcher) update() {
 // current is the pool's membership now: none when the pool is missing or
 // its spec unusable (each problem logged once).
 func (w *Watcher) current() []string {
-	obj, err := w.pools.Lister().ByNamespace(w.target.Namespace).Get(w.target.Name)
+	obj, err := w.poolGet.Get(w.target.Name)
 	if err != nil {
 		w.problem("inferencepool not found: no members", err)
 		return []string{}

@@ -81,3 +81,45 @@ func (w *Watcher) lastErrors() error {
 	}
 	return errors.Join(errs...)
 }
+
+// watching records whether each resource's last watch request opened, so
+// that Run syncs only with live watches: with list but not watch allowed, a
+// reflector fills its cache from a list and then fails every watch.
+type watching struct {
+	mu     sync.Mutex
+	open   map[string]bool
+	change chan struct{} // poked on every change; one pending at most
+}
+
+func newWatching() *watching {
+	return &watching{open: map[string]bool{}, change: make(chan struct{}, 1)}
+}
+
+func (s *watching) set(resource string, open bool) {
+	s.mu.Lock()
+	s.open[resource] = open
+	s.mu.Unlock()
+	select {
+	case s.change <- struct{}{}:
+	default:
+	}
+}
+
+func (s *watching) all() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.open[resourcePools] && s.open[resourcePods]
+}
+
+// wait blocks until both resources' watches are open (true) or ctx ends
+// (false).
+func (s *watching) wait(ctx context.Context) bool {
+	for !s.all() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-s.change:
+		}
+	}
+	return true
+}

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -38,13 +39,25 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestForbiddenListIsReported: a pod list the API server forbids keeps the
-// watcher unsynced; the failure is counted by resource and reason, logged
-// once although the reflector retries, and named in Run's error.
-func TestForbiddenListIsReported(t *testing.T) {
+// TestForbiddenIsReported: a pod list or watch the API server forbids keeps
+// the watcher unsynced (a list alone fills the cache but never changes it);
+// the failure is counted by resource and reason, logged once although the
+// reflector retries, and named in Run's error.
+func TestForbiddenIsReported(t *testing.T) {
+	for _, verb := range []string{"list", "watch"} {
+		t.Run(verb, func(t *testing.T) { testForbidden(t, verb) })
+	}
+}
+
+func testForbidden(t *testing.T, verb string) {
 	kube := kubefake.NewClientset()
-	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New(`User "x" cannot list resource "pods"`))
-	kube.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, forbidden })
+	msg := `User "x" cannot ` + verb + ` resource "pods"`
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New(msg))
+	if verb == "list" {
+		kube.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, forbidden })
+	} else {
+		kube.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) { return true, nil, forbidden })
+	}
 	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{GVR: "InferencePoolList"}, poolObject("pool", map[string]any{"app": "vllm"}, 8000))
 	reg := prometheus.NewRegistry()
@@ -61,12 +74,12 @@ func TestForbiddenListIsReported(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	err = w.Run(ctx)
-	if err == nil || !strings.Contains(err.Error(), `cannot list resource "pods"`) {
+	if err == nil || !strings.Contains(err.Error(), msg) {
 		t.Fatalf("Run = %v, want the forbidden list named", err)
 	}
 	select {
 	case <-w.Synced():
-		t.Fatal("synced without being allowed to list pods")
+		t.Fatalf("synced without being allowed to %s pods", verb)
 	default:
 	}
 	if n := testutil.ToFloat64(m.watchErrors.WithLabelValues(resourcePods, "forbidden")); n < 2 {

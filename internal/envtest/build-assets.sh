@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds a real kube-apiserver and etcd from the Go module proxy into
 # DEST (default .cache/kube/<kube version>), the two binaries controller-runtime's
-# envtest needs (KUBEBUILDER_ASSETS=DEST). Skips when both are present.
+# envtest needs (KUBEBUILDER_ASSETS=DEST). Skips a binary already built at its
+# version.
 #
 # Neither project can be `go install`ed directly: k8s.io/kubernetes replaces its
 # k8s.io/* staging modules with ./staging paths, and etcd's server module
@@ -22,8 +23,12 @@ export GOTOOLCHAIN=${GOTOOLCHAIN:-go1.27.3}
 export CGO_ENABLED=0
 export GOFLAGS=-mod=mod
 
-if [[ -x $DEST/kube-apiserver && -x $DEST/etcd ]]; then
-	echo "kube assets: $DEST has kube-apiserver and etcd; nothing to build"
+# A stamp per binary names the version it was built at: changing a version
+# rebuilds that binary.
+stamp() { echo "$DEST/.$1-$2"; }
+if [[ -x $DEST/kube-apiserver && -e $(stamp kube-apiserver "v$KUBE_VERSION") &&
+	-x $DEST/etcd && -e $(stamp etcd "v$ETCD_VERSION") ]]; then
+	echo "kube assets: $DEST has kube-apiserver v$KUBE_VERSION and etcd v$ETCD_VERSION; nothing to build"
 	exit 0
 fi
 mkdir -p "$DEST"
@@ -55,16 +60,19 @@ wrapper() {
 	} >"$dir/go.mod"
 }
 
-# install NAME DIR PACKAGE LDFLAGS: build PACKAGE in the wrapper DIR to DEST/NAME.
+# install NAME VERSION DIR PACKAGE LDFLAGS: build PACKAGE in the wrapper DIR
+# to DEST/NAME, stamped with VERSION.
 install() {
-	local name=$1 dir=$2 pkg=$3 ldflags=$4
-	if [[ -x $DEST/$name ]]; then
-		echo "kube assets: $DEST/$name present"
+	local name=$1 version=$2 dir=$3 pkg=$4 ldflags=$5
+	if [[ -x $DEST/$name && -e $(stamp "$name" "$version") ]]; then
+		echo "kube assets: $DEST/$name $version present"
 		return
 	fi
+	rm -f "$DEST/.$name"-*
 	echo "kube assets: building $name ($pkg)"
 	(cd "$dir" && go build -trimpath -ldflags "-s -w $ldflags" -o "$DEST/$name.tmp" "$pkg")
 	mv "$DEST/$name.tmp" "$DEST/$name"
+	touch "$(stamp "$name" "$version")"
 	ls -l "$DEST/$name"
 }
 
@@ -75,7 +83,7 @@ build_etcd() {
 		pins+=("$m $v")
 	done
 	wrapper "$dir" go.etcd.io/etcd/server/v3 "$v" "${pins[@]}"
-	install etcd "$dir" go.etcd.io/etcd/server/v3 \
+	install etcd "$v" "$dir" go.etcd.io/etcd/server/v3 \
 		"-X go.etcd.io/etcd/api/v3/version.GitSHA=v$ETCD_VERSION"
 }
 
@@ -94,7 +102,7 @@ build_apiserver() {
 	fi
 	wrapper "$dir" k8s.io/kubernetes "$v" "${pins[@]}"
 	local pkg=k8s.io/component-base/version
-	install kube-apiserver "$dir" k8s.io/kubernetes/cmd/kube-apiserver \
+	install kube-apiserver "$v" "$dir" k8s.io/kubernetes/cmd/kube-apiserver \
 		"-X $pkg.gitVersion=$v -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
 }
 
