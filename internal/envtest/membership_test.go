@@ -353,4 +353,3 @@ func TestMembershipFromTheAPIServer(t *testing.T) {
 		t.Errorf("%v list/watch failures with the chart's Role:\n%s", errs, w.logs)
 	}
 }
-
