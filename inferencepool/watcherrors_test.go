@@ -1,12 +1,10 @@
 package inferencepool
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,25 +17,9 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/warmroute/warmroute/internal/testlog"
 )
-
-// syncBuffer is a log destination safe for the informers' goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestForbiddenIsReported: a pod list or watch the API server forbids keeps
 // the watcher unsynced (a list alone fills the cache but never changes it);
@@ -65,7 +47,7 @@ func testForbidden(t *testing.T, verb string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs testlog.Buffer
 	w, err := New(dyn, FakeCore{kube.CoreV1()}, Target{Namespace: ns, Name: "pool"}, &recordingSink{}, m,
 		slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {

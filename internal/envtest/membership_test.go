@@ -1,12 +1,10 @@
 package envtest
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/inferencepool"
+	"github.com/warmroute/warmroute/internal/testlog"
 	"github.com/warmroute/warmroute/internal/testwait"
 	"github.com/warmroute/warmroute/scorer"
 )
@@ -100,29 +99,11 @@ func (s routerState) held(t *testing.T, endpoint string) int {
 	return s.ix.Lookup(s.keys(t), []string{endpoint}, nil)[0].Blocks()
 }
 
-// logBuffer is a log destination safe for the informers' goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // running is a watcher under test.
 type running struct {
 	w    *inferencepool.Watcher
 	reg  *prometheus.Registry
-	logs *logBuffer
+	logs *testlog.Buffer
 	done chan error
 	stop context.CancelFunc
 }
@@ -130,7 +111,7 @@ type running struct {
 // watch runs an inferencepool watcher of ns/pool with cfg's identity into sink.
 func watch(t *testing.T, cfg clients, ns, pool string, sink inferencepool.Sink) *running {
 	t.Helper()
-	r := &running{reg: prometheus.NewRegistry(), logs: &logBuffer{}, done: make(chan error, 1)}
+	r := &running{reg: prometheus.NewRegistry(), logs: &testlog.Buffer{}, done: make(chan error, 1)}
 	m, err := inferencepool.NewMetrics(r.reg)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,24 @@
+package testlog
+
+import (
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestBufferConcurrentWrites(t *testing.T) {
+	var b Buffer
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				_, _ = b.Write([]byte("x\n"))
+				_ = b.String()
+			}
+		})
+	}
+	wg.Wait()
+	if n := strings.Count(b.String(), "x\n"); n != 800 {
+		t.Fatalf("%d lines, want 800", n)
+	}
+}
