@@ -112,6 +112,11 @@ func startCluster() {
 		Set("authorization-mode", "RBAC")
 	cfg, err := env.Start()
 	if err != nil {
+		// A start that fails after the processes came up (installing the
+		// CRD) leaves them running.
+		if stopErr := env.Stop(); stopErr != nil {
+			err = fmt.Errorf("%w (stopping: %v)", err, stopErr)
+		}
 		cluster.err = err
 		return
 	}
