@@ -24,6 +24,9 @@ const (
 	// llm-d's routing sidecar reads it. The router sets it on disaggregated
 	// decisions and strips a client's copy on every other.
 	PrefillerHeader = "x-prefiller-host-port"
+	// PrefilledByHeader is set by a decode simulator on a response whose
+	// prompt a prefiller computed, to that prefiller's ServedByHeader.
+	PrefilledByHeader = "x-warmroute-prefilled-by"
 	// ServedByHeader is set by the simulator on every response to name the
 	// instance that produced it.
 	ServedByHeader = "x-warmroute-served-by"
