@@ -95,14 +95,16 @@ func (s *Scorer) pickDecoder(w *work, pl *pool, decode []string, d *Decision) {
 	for _, j := range fb {
 		d.Fallbacks = append(d.Fallbacks, decode[j])
 	}
-	b := append([]byte("pd="+pdDisaggregated+"; prefill: "), d.Reason...)
-	b = append(b, "; decode: endpoint="...)
+	// The prefill part keeps its usual fields (endpoint= is the prefiller);
+	// the decode part follows under decoder names.
+	b := append([]byte("pd="+pdDisaggregated+"; "), d.Reason...)
+	b = append(b, "; decoder="...)
 	b = append(b, d.Endpoint...)
-	b = append(b, "; inflight="...)
+	b = append(b, "; decoder_inflight="...)
 	b = strconv.AppendInt(b, f.loads[best].inflight, 10)
-	b = append(b, "; candidates="...)
+	b = append(b, "; decoder_candidates="...)
 	b = strconv.AppendInt(b, int64(len(decode)), 10)
-	b = append(b, "; because=least loaded"...)
+	b = append(b, "; decoder_because=least loaded"...)
 	if ties > 1 {
 		b = strconv.AppendInt(append(b, ", random among "...), int64(ties), 10)
 	}

@@ -61,8 +61,8 @@ func TestPDPrefillFollowsPrefix(t *testing.T) {
 	if len(d.Fallbacks) != 1 || !isDecoder(d.Fallbacks[0]) || d.Fallbacks[0] == d.Endpoint {
 		t.Fatalf("fallbacks %v, want the other decoder", d.Fallbacks)
 	}
-	if !strings.HasPrefix(d.Reason, "pd=disaggregated; prefill: basis=confirmed; matched=4c+0s/10; endpoint="+pre2) ||
-		!strings.Contains(d.Reason, "; decode: endpoint="+d.Endpoint) {
+	if !strings.HasPrefix(d.Reason, "pd=disaggregated; basis=confirmed; matched=4c+0s/10; endpoint="+pre2) ||
+		!strings.Contains(d.Reason, "; decoder="+d.Endpoint+"; decoder_inflight=0; decoder_candidates=2; decoder_because=least loaded") {
 		t.Fatalf("reason %q", d.Reason)
 	}
 	d.Commit()
