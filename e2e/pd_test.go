@@ -11,6 +11,7 @@ import (
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/index/ttl"
 	"github.com/warmroute/warmroute/internal/testwait"
 )
 
@@ -86,6 +87,7 @@ func TestPDDisaggregation(t *testing.T) {
 			t.Fatalf("router holds %+v of the prompt on the decoder %s, want nothing", got, d.Addr)
 		}
 	}
+	checkPDTTL(t, ps, warm, decoders)
 	testPDDecodeSpread(t, ps, prefix, decoders)
 	testPDPrefillerDown(t, ps, prefix, warm, prefillers, decoders)
 }
@@ -164,4 +166,26 @@ func testPDPrefillerDown(t *testing.T, ps *harness.PrefixStack, prefix string, w
 	if v := scrapeValue(t, ps, "warmroute_scorer_pd_decisions_total", map[string]string{"placement": "disaggregated"}); v < 13 {
 		t.Fatalf("disaggregated decisions = %v, want every request's (13)", v)
 	}
+}
+
+// checkPDTTL: the route-to-confirmation clock ran for the prefiller's
+// placement, stopped by its events; no decoder has a measurement.
+func checkPDTTL(t *testing.T, ps *harness.PrefixStack, warm *harness.EventSim, decoders []*harness.EventSim) {
+	t.Helper()
+	testwait.Until(t, 10*time.Second, func() string {
+		if row, ok := rowFor(ttlReport(t, ps.Router), warm.Addr); !ok || row.Endings.Confirmed == 0 {
+			return fmt.Sprintf("TTL report for the prefiller %s: %+v, want confirmed endings", warm.Addr, row.Endings)
+		}
+		return ""
+	})
+	rep := ttlReport(t, ps.Router)
+	for _, d := range decoders {
+		if row, ok := rowFor(rep, d.Addr); ok && row.Endings != (ttl.Endings{}) {
+			t.Fatalf("TTL report has endings %+v for the decoder %s, want none", row.Endings, d.Addr)
+		}
+	}
+	n, sum := histogram(routerMetrics(t, ps.Router), latencyMetric, map[string]string{"endpoint": warm.Addr, "ending": "confirmed", "block": "last"})
+	row, _ := rowFor(rep, warm.Addr)
+	t.Logf("prefiller %s: %d confirmed endings, %d route-to-confirmation samples, mean %.0f ms (events delayed 300ms)",
+		warm.Addr, row.Endings.Confirmed, n, 1000*sum/float64(max(n, 1)))
 }
