@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/warmroute/warmroute/index"
 )
@@ -45,12 +46,42 @@ func splitRoles(candidates []string, roles map[string]Role) (prefill, decode []s
 	return prefill, decode
 }
 
+// pdSplit is a P/D pool's candidates split by role. The last one is kept
+// while the candidates are the same snapshot (the common case: every
+// endpoint live and no subset hint), so the prefill and decode sets keep
+// their identity and their load counters stay resolved between decisions.
+// Immutable but for decodeRefs; safe for concurrent use.
+type pdSplit struct {
+	candidates      []string
+	roles           *map[string]Role
+	prefill, decode []string
+	decodeRefs      sync.Pool // *loadRefs over decode
+}
+
+// splitOf returns candidates split by pl's roles, reusing the last split
+// of the same snapshots.
+func (pl *pool) splitOf(candidates []string) *pdSplit {
+	rp := pl.roles.Load()
+	if sp := pl.split.Load(); sp != nil && sp.roles == rp && sameSnapshot(sp.candidates, candidates) {
+		return sp
+	}
+	var roles map[string]Role
+	if rp != nil {
+		roles = *rp
+	}
+	sp := &pdSplit{candidates: candidates, roles: rp}
+	sp.prefill, sp.decode = splitRoles(candidates, roles)
+	pl.split.Store(sp)
+	return sp
+}
+
 // pickPD decides for a P/D pool: the prefiller by prefix and load among the
 // candidates that may prefill, then the decoder by load among those that may
 // decode. The decision's Endpoint (and Fallbacks) are decoders; Prefiller,
 // Match and Basis, and the predictions Commit inserts, are the prefiller's.
 func (s *Scorer) pickPD(ctx context.Context, pl *pool, req *Request, candidates []string, roles map[string]Role) (*Decision, error) {
-	prefill, decode := splitRoles(candidates, roles)
+	split := pl.splitOf(candidates)
+	prefill, decode := split.prefill, split.decode
 	if len(decode) == 0 {
 		return nil, fmt.Errorf("pool %q: none of %d live candidates may decode: %w", pl.name, len(candidates), ErrNoEndpoint)
 	}
@@ -72,7 +103,7 @@ func (s *Scorer) pickPD(ctx context.Context, pl *pool, req *Request, candidates 
 		return d, nil
 	}
 	d.Prefiller = d.Endpoint
-	s.pickDecoder(w, pl, decode, d)
+	s.pickDecoder(w, pl, split, d)
 	s.opts.Metrics.pdDecision(pdDisaggregated, d.Prefiller, d.Endpoint)
 	return d, nil
 }
@@ -81,11 +112,16 @@ func (s *Scorer) pickPD(ctx context.Context, pl *pool, req *Request, candidates 
 // best by load (router-tracked and engine gauges, no prefix: a decoder
 // reuses the prefiller's KV state, not its own), and appends the decode
 // part to d's reason.
-func (s *Scorer) pickDecoder(w *work, pl *pool, decode []string, d *Decision) {
+func (s *Scorer) pickDecoder(w *work, pl *pool, split *pdSplit, d *Decision) {
 	f := &w.field
-	var refs loadRefs
+	decode := split.decode
+	refs, _ := split.decodeRefs.Get().(*loadRefs)
+	if refs == nil {
+		refs = new(loadRefs)
+	}
 	f.endpoints, f.blocks = decode, 0
-	f.loads = s.load.readCached(decode, &refs, f.loads)
+	f.loads = s.load.readCached(decode, refs, f.loads)
+	split.decodeRefs.Put(refs)
 	w.combiner = combiner{w: s.weightsOf(pl), engine: s.opts.EngineLoad, part: w.part, total: w.total}
 	total := w.combine(f)
 	best, fb, ties := choose(total, w.w.epsilon, s.opts.Fallbacks, w.fallbacks)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -246,5 +247,64 @@ func TestPDAffinityDecoders(t *testing.T) {
 	req.PreviousResponseID, req.Subset = "resp_1", []string{pre1}
 	if _, err := p.s.Pick(context.Background(), req); !errors.Is(err, ErrNoEndpoint) {
 		t.Fatalf("with only a prefiller left: %v, want ErrNoEndpoint", err)
+	}
+}
+
+// TestPDSplitFollowsCandidates: the kept split is reused only for the same
+// candidates and roles; a subset hint or new roles split afresh.
+func TestPDSplitFollowsCandidates(t *testing.T) {
+	p, _ := newPDPipe(t, nil)
+	ids := prompt(8, 3*bs)
+	for _, tt := range []struct {
+		subset         []string
+		pre, dec       string // "" any
+		setPrefillOnly string
+	}{
+		{}, {subset: []string{pre1, dec2}, pre: pre1, dec: dec2}, {},
+		{subset: []string{pre2, dec1}, pre: pre2, dec: dec1},
+		{setPrefillOnly: dec1, pre: dec1 + "|" + pre1 + "|" + pre2, dec: dec2},
+	} {
+		if tt.setPrefillOnly != "" {
+			p.s.pools.SetRoles("m", map[string]Role{pre1: RolePrefill, pre2: RolePrefill, dec1: RolePrefill, dec2: RoleDecode})
+		}
+		req := completion(ids)
+		req.Subset = tt.subset
+		d := p.pick(t, req)
+		if tt.pre != "" && !strings.Contains(tt.pre, d.Prefiller) || d.Prefiller == "" {
+			t.Fatalf("subset %v: prefiller %q, want %s", tt.subset, d.Prefiller, tt.pre)
+		}
+		if tt.dec != "" && d.Endpoint != tt.dec || !isDecoder(d.Endpoint) {
+			t.Fatalf("subset %v: decoder %q, want %s", tt.subset, d.Endpoint, tt.dec)
+		}
+	}
+}
+
+// TestPDConcurrent: decisions race role changes and each other (run with
+// -race); every decision stays well formed.
+func TestPDConcurrent(t *testing.T) {
+	p, _ := newPDPipe(t, nil)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				if g == 0 && i%20 == 0 {
+					p.s.pools.SetRoles("m", map[string]Role{pre1: RolePrefill, pre2: RolePrefill, dec1: RoleDecode, dec2: RoleDecode})
+				}
+				d, err := p.s.Pick(context.Background(), completion(prompt(9+i%5, 4*bs)))
+				if err != nil || d.Prefiller == "" || !isDecoder(d.Endpoint) {
+					t.Errorf("decision %+v, %v", d, err)
+					return
+				}
+				d.Commit()
+				d.ResponseStarted()
+				d.Release()
+			}
+		})
+	}
+	wg.Wait()
+	for _, ep := range []string{pre1, pre2, dec1, dec2} {
+		if p.load.InFlight(ep) != 0 || p.load.PrefillTokens(ep) != 0 {
+			t.Errorf("%s left with load %d/%d", ep, p.load.InFlight(ep), p.load.PrefillTokens(ep))
+		}
 	}
 }

@@ -32,6 +32,7 @@ type pool struct {
 	learned   learnedLen  // from the engines when not configured (modellen.go)
 	// roles of endpoints that do not serve both (roles.go); nil for none.
 	roles atomic.Pointer[map[string]Role]
+	split atomic.Pointer[pdSplit] // the last P/D candidate split (pd.go)
 }
 
 // NewPools builds the registry from configuration. The configuration is
