@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
-	"net/http"
 	"regexp"
 	"sync"
 	"testing"
@@ -31,17 +29,8 @@ var prefillEndpointRE = regexp.MustCompile(`^pd=disaggregated; basis=[^;]*; matc
 
 func pdComplete(t *testing.T, ps *harness.PrefixStack, prompt string, header map[string]string) pdRouted {
 	t.Helper()
-	r, err := do(context.Background(), http.MethodPost, ps.URL("/v1/completions"),
-		mustJSON(t, completionRequest(prompt, false)), header)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.status != http.StatusOK {
-		t.Fatalf("completion: %v", r)
-	}
-	promptTokens, cached := clientUsage(t, r.body, false)
-	out := pdRouted{routed: routed{simID: servedBy(t, ps.Stack, r), decision: parseDecision(r.header.Get(api.DecisionHeader)),
-		prompt: promptTokens, cached: cached}, prefilledBy: r.header.Get(api.PrefilledByHeader)}
+	r, h := completeHeader(t, ps, prompt, header)
+	out := pdRouted{routed: r, prefilledBy: h.Get(api.PrefilledByHeader)}
 	if m := prefillEndpointRE.FindStringSubmatch(out.decision.raw); m != nil {
 		out.prefiller = m[1]
 	}
