@@ -19,7 +19,20 @@ const (
 	ServedHeader = "x-gateway-destination-endpoint-served"
 	// DecisionHeader explains a routing decision; it can be switched off.
 	DecisionHeader = "x-warmroute-decision"
+	// PrefillerHeader names, in a prefill/decode pool, the prefiller
+	// ("ip:port") that the decoder's sidecar sends the prompt to first, as
+	// llm-d's routing sidecar reads it. The router sets it on disaggregated
+	// decisions and strips a client's copy on every other.
+	PrefillerHeader = "x-prefiller-host-port"
+	// PrefilledByHeader is set by a decode simulator on a response whose
+	// prompt a prefiller computed, to that prefiller's ServedByHeader.
+	PrefilledByHeader = "x-warmroute-prefilled-by"
 	// ServedByHeader is set by the simulator on every response to name the
 	// instance that produced it.
 	ServedByHeader = "x-warmroute-served-by"
 )
+
+// RoleLabel is the Pod label llm-d gives model-server Pods for their part in
+// prefill/decode disaggregation (prefill, decode, prefill-decode, ...); the
+// router reads it from an InferencePool's members.
+const RoleLabel = "llm-d.ai/role"

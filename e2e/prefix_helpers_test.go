@@ -116,6 +116,13 @@ type routed struct {
 // succeeded with usage.
 func complete(t *testing.T, ps *harness.PrefixStack, prompt string, header map[string]string) routed {
 	t.Helper()
+	r, _ := completeHeader(t, ps, prompt, header)
+	return r
+}
+
+// completeHeader is complete, also returning the response's headers.
+func completeHeader(t *testing.T, ps *harness.PrefixStack, prompt string, header map[string]string) (routed, http.Header) {
+	t.Helper()
 	r, err := do(context.Background(), http.MethodPost, ps.URL("/v1/completions"),
 		mustJSON(t, completionRequest(prompt, false)), header)
 	if err != nil {
@@ -126,7 +133,7 @@ func complete(t *testing.T, ps *harness.PrefixStack, prompt string, header map[s
 	}
 	promptTokens, cached := clientUsage(t, r.body, false)
 	return routed{simID: servedBy(t, ps.Stack, r), decision: parseDecision(r.header.Get("x-warmroute-decision")),
-		prompt: promptTokens, cached: cached}
+		prompt: promptTokens, cached: cached}, r.header
 }
 
 // simByID returns the event simulator with id.

@@ -110,6 +110,7 @@ func (st *stream) parse(body []byte) (*scorer.Request, error) {
 // to recompute the route, which now depends on them.
 func (st *stream) routingResponse(d *scorer.Decision) *extprocv3.CommonResponse {
 	mutation := setHeaders(headerOption(destinationHeaderName, destination(d)))
+	mutation = prefillerMutation(mutation, d)
 	if st.srv.opts.DecisionHeader.onRequest() {
 		mutation.SetHeaders = append(mutation.SetHeaders, decisionHeader(d))
 	}

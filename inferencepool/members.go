@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/warmroute/warmroute/api"
 )
 
 // GVR is the InferencePool resource the watcher reads. The module that
@@ -60,16 +62,33 @@ func parseSpec(u *unstructured.Unstructured) (spec, error) {
 // can take traffic: ready, not being deleted, with an IP.
 func (s spec) members(pods []*corev1.Pod) []string {
 	var out []string
+	s.each(pods, func(ep string, _ *corev1.Pod) { out = append(out, ep) })
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// roleLabels returns the api.RoleLabel value of each member whose pod
+// carries the label (roles.go).
+func (s spec) roleLabels(pods []*corev1.Pod) map[string]string {
+	out := map[string]string{}
+	s.each(pods, func(ep string, p *corev1.Pod) {
+		if v, ok := p.Labels[api.RoleLabel]; ok {
+			out[ep] = v
+		}
+	})
+	return out
+}
+
+// each calls fn with every member endpoint and its pod.
+func (s spec) each(pods []*corev1.Pod, fn func(endpoint string, p *corev1.Pod)) {
 	for _, p := range pods {
 		if !serving(p) || !s.selector.Matches(labels.Set(p.Labels)) {
 			continue
 		}
 		for _, port := range s.ports {
-			out = append(out, net.JoinHostPort(p.Status.PodIP, strconv.FormatInt(port, 10)))
+			fn(net.JoinHostPort(p.Status.PodIP, strconv.FormatInt(port, 10)), p)
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // serving reports whether a pod takes traffic: it runs, has an IP, is not

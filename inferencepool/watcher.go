@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 
@@ -55,8 +56,10 @@ type Watcher struct {
 
 	synced     chan struct{}
 	syncedOnce sync.Once
-	members    []string // as last handed to the sink; owned by Run
-	lastErr    string   // the last spec problem logged; owned by Run
+	members    []string          // as last handed to the sink; owned by Run
+	roles      map[string]string // members' role labels, likewise (roles.go)
+	nextRoles  map[string]string // what current found; owned by Run
+	lastErr    string            // the last spec problem logged; owned by Run
 	errs       watchErrors
 	watching   *watching
 }
@@ -181,12 +184,15 @@ func (w *Watcher) Run(ctx context.Context) error {
 
 // update recomputes the membership and hands changes to the sink.
 func (w *Watcher) update() {
-	next := w.current()
-	if slices.Equal(next, w.members) && w.members != nil {
+	next, roles := w.current(), w.nextRoles
+	if slices.Equal(next, w.members) && w.members != nil && maps.Equal(roles, w.roles) {
 		return
 	}
 	prev := w.members
-	w.members = next
+	w.members, w.roles = next, roles
+	if rs, ok := w.sink.(RoleSink); ok {
+		rs.SetRoleLabels(roles)
+	}
 	w.sink.SetMembers(next)
 	for _, ep := range prev {
 		if _, found := slices.BinarySearch(next, ep); !found {
@@ -201,6 +207,7 @@ func (w *Watcher) update() {
 // current is the pool's membership now: none when the pool is missing or
 // its spec unusable (each problem logged once).
 func (w *Watcher) current() []string {
+	w.nextRoles = nil
 	obj, err := w.poolGet.Get(w.target.Name)
 	if err != nil {
 		w.problem("inferencepool not found: no members", err)
@@ -222,6 +229,7 @@ func (w *Watcher) current() []string {
 		return []string{}
 	}
 	if m := s.members(pods); m != nil {
+		w.nextRoles = s.roleLabels(pods)
 		return m
 	}
 	return []string{}

@@ -68,11 +68,14 @@ type poolSink struct {
 	ix    *index.Index
 	name  string
 	log   *slog.Logger
+	// refused holds members whose role label is unknown (kuberoles.go);
+	// owned by the watcher's goroutine, like every call on the sink.
+	refused map[string]bool
 }
 
-func (s poolSink) SetMembers(eps []string) { s.pools.SetEndpoints(s.name, eps) }
+func (s *poolSink) SetMembers(eps []string) { s.pools.SetEndpoints(s.name, s.admitted(eps)) }
 
-func (s poolSink) Left(ep string) {
+func (s *poolSink) Left(ep string) {
 	if _, err := s.ix.ClearEndpoint(ep); err != nil {
 		s.log.Warn("forgetting an endpoint that left its inferencepool", "endpoint", ep, "err", err)
 	}
@@ -114,7 +117,7 @@ func newKubeMembership(cfg Config, p *pipeline, reg prometheus.Registerer, log *
 	}
 	km := &kubeMembership{}
 	for i, tg := range targets {
-		sink := poolSink{pools: p.pools, ix: p.index, name: names[i], log: log}
+		sink := &poolSink{pools: p.pools, ix: p.index, name: names[i], log: log}
 		w, err := inferencepool.New(dyn, kube, tg, sink, m, log)
 		if err != nil {
 			return nil, err

@@ -34,8 +34,14 @@ type PoolConfig struct {
 	Name string `json:"name"`
 	// Models lists the model names and aliases routed to this pool.
 	Models []string `json:"models,omitempty"`
-	// Endpoints lists static endpoints as "ip:port".
+	// Endpoints lists static endpoints as "ip:port". In the file an entry
+	// may instead be {address: "ip:port", role: prefill|decode|both}, which
+	// also fills Roles (roles.go).
 	Endpoints []string `json:"endpoints,omitempty"`
+	// Roles gives endpoints of Endpoints a prefill/decode role; endpoints
+	// it omits serve both. A pool with a prefill-only endpoint is a P/D pool
+	// (pd.go). In the file it is written inside the endpoints entries.
+	Roles map[string]Role `json:"-"`
 	// Tokenizer enables prefix-aware routing for the pool; without it the
 	// pool routes on load alone. Every pool keys its blocks at the index's
 	// block size.
@@ -217,6 +223,9 @@ func validatePools(pools []PoolConfig, defaultPool string) []error {
 			if err := api.ValidateEndpoint(ep); err != nil {
 				errs = append(errs, fmt.Errorf("pools[%d] %q: %w", i, p.Name, err))
 			}
+		}
+		for _, err := range p.validateRoles() {
+			errs = append(errs, fmt.Errorf("pools[%d] %q: %w", i, p.Name, err))
 		}
 		if p.MaxModelLen < 0 {
 			errs = append(errs, fmt.Errorf("pools[%d] %q: maxModelLen must not be negative, got %d", i, p.Name, p.MaxModelLen))

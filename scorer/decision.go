@@ -53,6 +53,10 @@ type Decision struct {
 	Pool string
 	// Endpoint is the chosen "ip:port".
 	Endpoint string
+	// Prefiller is the endpoint that prefills for Endpoint in a P/D pool
+	// (pd.go), named to the decoder's sidecar in x-prefiller-host-port;
+	// empty when Endpoint prefills itself.
+	Prefiller string
 	// Fallbacks are further endpoints in preference order.
 	Fallbacks []string
 	// Reason explains the choice for the decision header and debug logs.
@@ -104,7 +108,8 @@ func (d *Decision) Commit() {
 	}
 	start := time.Now()
 	d.s.load.add(d.Endpoint, 1)
-	d.s.load.addPrefill(d.Endpoint, d.prefill)
+	d.s.load.addPrefill(d.prefillAt(), d.prefill)
+	d.prefillerLoad(1)
 	if len(d.keys) > 0 {
 		d.s.begin(d)
 	}
@@ -117,7 +122,8 @@ func (d *Decision) Commit() {
 // ends the accounting too. Idempotent; a no-op before Commit.
 func (d *Decision) ResponseStarted() {
 	if d.committed.Load() && d.started.CompareAndSwap(false, true) {
-		d.s.load.addPrefill(d.target(), -d.prefill)
+		d.s.load.addPrefill(d.prefillAt(), -d.prefill)
+		d.prefillerLoad(-1)
 	}
 }
 
@@ -145,7 +151,7 @@ func (d *Decision) Failed() {
 	if !d.committed.Load() || len(d.keys) == 0 || d.s.opts.Index == nil || !d.failed.CompareAndSwap(false, true) {
 		return
 	}
-	d.s.opts.Index.Withdraw(d.target(), d.keys, d.ID)
+	d.s.opts.Index.Withdraw(d.prefillAt(), d.keys, d.ID)
 }
 
 // Release ends the request's load accounting (and its prefill accounting,
@@ -178,12 +184,14 @@ func (d *Decision) Served(endpoint string) ServedResult {
 	}
 	d.s.load.add(d.Endpoint, -1)
 	d.s.load.add(endpoint, 1)
-	if !d.started.Load() {
+	if !d.started.Load() && d.Prefiller == "" {
 		d.s.load.addPrefill(d.Endpoint, -d.prefill)
 		d.s.load.addPrefill(endpoint, d.prefill)
 	}
 	d.served.Store(&endpoint)
-	if len(d.keys) > 0 && d.s.opts.Index != nil && !d.failed.Load() {
+	// A disaggregated decision's predictions stay on its prefiller, which
+	// prefilled for whichever decoder served.
+	if len(d.keys) > 0 && d.s.opts.Index != nil && !d.failed.Load() && d.Prefiller == "" {
 		d.s.opts.Index.Withdraw(d.Endpoint, d.keys, d.ID)
 		d.s.speculate(d, endpoint, 0)
 	}

@@ -66,6 +66,7 @@ type Metrics struct {
 	endpoints       *endpointsCollector
 	modelLenFetches *prometheus.CounterVec
 	modelLen        *prometheus.GaugeVec
+	pd              pdMetrics
 }
 
 // NewMetrics creates the pipeline's collectors and registers them on reg; a
@@ -74,7 +75,7 @@ type Metrics struct {
 // endpoint (the model-server pods).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		load: &loadCollector{}, endpoints: &endpointsCollector{},
+		load: &loadCollector{}, endpoints: &endpointsCollector{}, pd: newPDMetrics(),
 		excluded: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "warmroute", Subsystem: "scorer", Name: "excluded_endpoints_total",
 			Help: "Candidates left out of a decision because their engine is known down, by reason (disconnected, expired, syncing).",
@@ -104,7 +105,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.stage, m.decisions, m.tokenizeErrors, m.excluded, m.load, m.endpoints, m.modelLenFetches, m.modelLen} {
+	for _, c := range []prometheus.Collector{m.stage, m.decisions, m.tokenizeErrors, m.excluded, m.load, m.endpoints, m.modelLenFetches, m.modelLen, m.pd.decisions, m.pd.picks} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering scorer metrics: %w", err)
 		}
@@ -163,5 +164,32 @@ func (m *Metrics) decision(b Basis) {
 func (m *Metrics) tokenizeError(reason string) {
 	if m != nil {
 		m.tokenizeErrors.WithLabelValues(reason).Inc()
+	}
+}
+
+// pdMetrics count P/D decisions (pd.go) and which endpoint got which role.
+type pdMetrics struct {
+	decisions *prometheus.CounterVec
+	picks     *prometheus.CounterVec
+}
+
+func newPDMetrics() pdMetrics {
+	return pdMetrics{
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "warmroute", Subsystem: "scorer", Name: "pd_decisions_total",
+			Help: "Decisions in prefill/decode pools by placement: disaggregated (a prefiller and another decoder), aggregated (the chosen prefiller decodes too), no_prefill (no live prefiller: the decoder prefills).",
+		}, []string{"placement"}),
+		picks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "warmroute", Subsystem: "scorer", Name: "pd_role_picks_total",
+			Help: "Endpoints chosen in prefill/decode pools, by the role they were given (prefill, decode) and endpoint.",
+		}, []string{"role", "endpoint"}),
+	}
+}
+
+func (m *Metrics) pdDecision(placement, prefiller, decoder string) {
+	if m != nil {
+		m.pd.decisions.WithLabelValues(placement).Inc()
+		m.pd.picks.WithLabelValues("prefill", prefiller).Inc()
+		m.pd.picks.WithLabelValues("decode", decoder).Inc()
 	}
 }

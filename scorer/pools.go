@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/warmroute/warmroute/index"
 )
@@ -29,6 +30,9 @@ type pool struct {
 	adapters  map[string]bool
 	limit     promptLimit // configured
 	learned   learnedLen  // from the engines when not configured (modellen.go)
+	// roles of endpoints that do not serve both (roles.go); nil for none.
+	roles atomic.Pointer[map[string]Role]
+	split atomic.Pointer[pdSplit] // the last P/D candidate split (pd.go)
 }
 
 // NewPools builds the registry from configuration. The configuration is
@@ -39,6 +43,7 @@ func NewPools(cfg []PoolConfig, defaultPool string) *Pools {
 		pl := &pool{name: pc.Name, endpoints: sortedUnique(pc.Endpoints), adapters: map[string]bool{},
 			limit: newPromptLimit(pc.MaxModelLen)}
 		p.byName[pc.Name] = pl
+		pl.setRoles(pc.Roles)
 		for _, m := range append([]string{pc.Name}, pc.Models...) {
 			p.byModel[m] = pl
 		}

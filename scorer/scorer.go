@@ -106,11 +106,14 @@ func (s *Scorer) Pick(ctx context.Context, req *Request) (*Decision, error) {
 		return nil, fmt.Errorf("pool %q: every eligible endpoint's engine is down: %w", pl.name, ErrNoEndpoint)
 	}
 	if req.PreviousResponseID != "" {
-		return s.pickByAffinity(pl, req, candidates)
+		return s.pickAffinityPD(pl, req, candidates)
 	}
 	if s.saturated(candidates) {
 		return nil, fmt.Errorf("pool %q: %d candidates, each with at least %g waiting requests: %w",
 			pl.name, len(candidates), s.opts.Scoring.ShedWaiting, ErrSaturated)
+	}
+	if roles := pl.rolesOf(); isPD(roles) {
+		return s.pickPD(ctx, pl, req, candidates, roles)
 	}
 	d := &Decision{Pool: pl.name, model: pl.name, s: s, ID: index.DecisionID(s.nextID.Add(1))}
 	w := s.scratch.Get().(*work)
@@ -260,9 +263,10 @@ func (s *Scorer) trust(f *field, model string) []float64 {
 // begin inserts the chosen endpoint's missing blocks as predictions and
 // starts the TTL policy's clock.
 func (s *Scorer) begin(d *Decision) {
-	newSpec := s.speculate(d, d.Endpoint, d.Match.Confirmed)
+	at := d.prefillAt() // the endpoint whose cache the prompt fills
+	newSpec := s.speculate(d, at, d.Match.Confirmed)
 	s.opts.TTL.Begin(d.ID, Route{
-		Endpoint: d.Endpoint, Model: d.model, PromptTokens: d.promptTokens,
+		Endpoint: at, Model: d.model, PromptTokens: d.promptTokens,
 		MatchedConfirmed: d.Match.Confirmed, MatchedSpeculative: d.Match.Speculative,
 		NewSpeculative: newSpec, BlockSize: d.blockSize, At: time.Now(),
 	})

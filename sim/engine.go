@@ -32,6 +32,11 @@ type Request struct {
 	// SilentStore makes the request answer normally but store (and
 	// publish) no block.
 	SilentStore bool
+	// Prefilled means a remote prefiller computed the prompt (pd.go): the
+	// engine neither looks it up in its cache nor stores it, pays only the
+	// TTFT, and reports PrefilledCached, the prefiller's cached tokens.
+	Prefilled       bool
+	PrefilledCached int
 }
 
 // Token is one generated token; a plain value.
@@ -216,6 +221,11 @@ func (e *Engine) release() {
 func (e *Engine) prefill(ctx context.Context, seq *Sequence, req Request) error {
 	if req.FailPrefill {
 		return fmt.Errorf("prefilling: %w (requested by %s)", ErrPrefillFailed, failPrefillHeader)
+	}
+	if req.Prefilled {
+		seq.cached = min(max(req.PrefilledCached, 0), len(seq.prompt))
+		e.metrics.promptTokens.Add(float64(len(seq.prompt)))
+		return sleep(ctx, e.cost.ttft)
 	}
 	seq.blocks = e.cache.begin(seq.prompt, blockExtra{lora: req.LoRA, salt: req.CacheSalt})
 	seq.cached = seq.blocks.cached

@@ -61,13 +61,17 @@ const (
 	outcomeInjectedFault = "injected_fault"
 	outcomeCancelled     = "cancelled"
 	outcomeInternal      = "internal"
+	outcomePrefill       = "remote_prefill_failed"
 )
 
 // classify is the one place that maps an error to the HTTP status, the OpenAI
 // error type and the metrics outcome.
 func classify(err error) (status int, errType, outcome string) {
 	var fault injectedFault
+	var prefill *remotePrefillError
 	switch {
+	case errors.As(err, &prefill):
+		return prefill.status, errTypeFor(prefill.status), outcomePrefill
 	case errors.As(err, &fault):
 		return fault.status, errTypeFor(fault.status), outcomeInjectedFault
 	case errors.Is(err, ErrPrefillFailed):

@@ -23,6 +23,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.PromptTokensDetails, "prompt-tokens-details", false, "report usage.prompt_tokens_details.cached_tokens")
 	fs.DurationVar(&o.ShutdownGrace, "shutdown-grace", DefaultShutdownGrace, "how long in-flight requests may finish on shutdown")
 	fs.StringVar(&o.TokenizerDir, "tokenizer", "", "directory with tokenizer.json (and tokenizer_config.json); default a stand-in word tokenizer")
+	fs.StringVar(&o.Role, "role", RoleBoth, "P/D role: prefill, decode (prefill first at the x-prefiller-host-port a request names), or empty for both")
 	o.bindCacheFlags(fs)
 	o.bindEventFlags(fs)
 }

@@ -28,12 +28,18 @@ func (s *Server) serveGenerate(w http.ResponseWriter, r *http.Request, d dialect
 	if err != nil {
 		return writeError(w, err)
 	}
+	if err := s.prefillFirst(w, r, d, &req); err != nil {
+		return writeError(w, err)
+	}
 	seq, err := s.engine.Submit(ctx, req.Request)
 	if err != nil {
 		return writeError(w, err)
 	}
 	defer seq.Close()
 	meta := s.newMeta(d, req.Model)
+	if req.remoteDecode {
+		meta.KVTransferParams = s.transferParams(seq)
+	}
 	if req.Stream {
 		return s.stream(ctx, w, d, req, seq, meta)
 	}
@@ -64,6 +70,7 @@ func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, d dialect) 
 		return apiRequest{}, err
 	}
 	req.FailPrefill, req.SilentStore = f.failPrefill, f.silentStore
+	req.body = body
 	return req, nil
 }
 

@@ -108,6 +108,12 @@ type Options struct {
 	// router cannot see). FaultSeed seeds that draw, so a run is repeatable.
 	SilentStoreRate float64
 	FaultSeed       uint64
+
+	// Role is RoleBoth (""), RolePrefill or RoleDecode. A decode simulator
+	// has a request naming a prefiller (x-prefiller-host-port) prefilled
+	// there first, as llm-d's routing sidecar does (pd.go); the others
+	// serve every request whole, and any answers a prefill request.
+	Role string
 }
 
 // WithDefaults returns a copy of o with every zero field set to its default.
@@ -203,6 +209,9 @@ func (o Options) validateCache() []error {
 	}
 	if o.KVEventsFormat != FormatMap && o.KVEventsFormat != FormatArray {
 		errs = append(errs, fmt.Errorf("kv events format %q: %w", o.KVEventsFormat, ErrBadEventFormat))
+	}
+	if o.Role != RoleBoth && o.Role != RolePrefill && o.Role != RoleDecode {
+		errs = append(errs, fmt.Errorf("role %q: want prefill, decode or empty (both)", o.Role))
 	}
 	if o.KVReplayEndpoint != "" && o.KVEventsEndpoint == "" {
 		errs = append(errs, errors.New("kv replay endpoint needs a kv events endpoint"))

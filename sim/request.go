@@ -11,6 +11,10 @@ type apiRequest struct {
 	Request
 	Stream       bool
 	IncludeUsage bool
+	// remoteDecode: the request is a prefill for a remote decoder
+	// (kv_transfer_params.do_remote_decode, pd.go).
+	remoteDecode bool
+	body         []byte // as received, for a decoder's prefiller
 }
 
 type streamOptions struct {
@@ -25,6 +29,8 @@ type commonFields struct {
 	Stream        bool           `json:"stream"`
 	StreamOptions *streamOptions `json:"stream_options"`
 	CacheSalt     *string        `json:"cache_salt"`
+	// KVTransfer is vLLM's kv_transfer_params (pd.go).
+	KVTransfer *kvTransferRequest `json:"kv_transfer_params"`
 }
 
 func (c commonFields) toRequest(maxTokens *int) (apiRequest, error) {
@@ -48,6 +54,7 @@ func (c commonFields) toRequest(maxTokens *int) (apiRequest, error) {
 		r.MaxTokens = *maxTokens
 	}
 	r.IncludeUsage = c.Stream && c.StreamOptions != nil && c.StreamOptions.IncludeUsage
+	r.remoteDecode = c.KVTransfer != nil && c.KVTransfer.DoRemoteDecode
 	return r, nil
 }
 

@@ -6,6 +6,8 @@ type responseMeta struct {
 	Object  string `json:"object"`
 	Created int64  `json:"created"`
 	Model   string `json:"model"`
+	// KVTransferParams answers a prefill request (pd.go).
+	KVTransferParams *kvTransferParams `json:"kv_transfer_params,omitempty"`
 }
 
 type usageBody struct {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -18,8 +19,15 @@ import (
 )
 
 // maxSettings bounds the configuration file's leaf settings: every knob is
-// one more thing an operator must understand.
-const maxSettings = 57
+// one more thing an operator must understand. 58: pools[].endpoints[].role,
+// the prefill/decode role of a static endpoint, which Kubernetes pools read
+// from a pod label and static pools have nowhere else to say.
+const maxSettings = 58
+
+// entrySettings are settings inside list entries that take either a plain
+// or an object form (a pool endpoint is "ip:port" or {address, role}); the
+// Go field holding them is decoded by hand, so reflection cannot see them.
+var entrySettings = map[string]string{"pools[].endpoints[].role": ""}
 
 // notSettings are serve flags that configure the process, not the router.
 var notSettings = []string{"config", "log-level", "log-format"}
@@ -136,6 +144,7 @@ func format(v reflect.Value) string {
 func settingsOf(c router.Config) map[string]string {
 	out := map[string]string{}
 	leaves(reflect.ValueOf(c), "", out)
+	maps.Copy(out, entrySettings)
 	return out
 }
 

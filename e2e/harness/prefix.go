@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,10 @@ type PrefixOptions struct {
 	BlockSize int    // default DefaultBlockSize
 	NumBlocks int    // simulator cache size; zero keeps the simulator's
 	SimArgs   []string
+	// Roles, index-aligned with the simulators, makes a prefill/decode
+	// pool: simulator i runs with --role Roles[i] and is the pool's endpoint
+	// with that role ("" both).
+	Roles     []string
 	RelayArgs []string
 	// Configure edits the router configuration before it is written (TTL,
 	// heartbeat misses, scoring).
@@ -149,7 +154,7 @@ func (ps *PrefixStack) startSims(ctx context.Context) error {
 	o := ps.opts
 	for i := range o.Sims {
 		so := EventSimOptions{SimOptions: SimOptions{ID: fmt.Sprintf("sim-%d", i+1), Models: []string{o.Model},
-			Args: o.SimArgs}, BlockSize: o.BlockSize, NumBlocks: o.NumBlocks, Tokenizer: o.Tokenizer}
+			Args: o.simArgs(i)}, BlockSize: o.BlockSize, NumBlocks: o.NumBlocks, Tokenizer: o.Tokenizer}
 		s, err := StartEventSim(ctx, o.Binary, o.Dir, so)
 		if err != nil {
 			return err
@@ -160,11 +165,26 @@ func (ps *PrefixStack) startSims(ctx context.Context) error {
 	return nil
 }
 
+// simArgs are simulator i's arguments: SimArgs, and its role.
+func (o PrefixOptions) simArgs(i int) []string {
+	if i >= len(o.Roles) || o.Roles[i] == "" {
+		return o.SimArgs
+	}
+	return append(slices.Clone(o.SimArgs), "--role", o.Roles[i])
+}
+
 func (ps *PrefixStack) routerConfig(ports []int) router.Config {
 	o := ps.opts
 	pool := scorer.PoolConfig{Name: o.Model, Tokenizer: scorer.TokenizerConfig{Dir: o.Tokenizer}}
-	for _, s := range ps.EventSims {
+	for i, s := range ps.EventSims {
 		pool.Endpoints = append(pool.Endpoints, s.Addr)
+		if i < len(o.Roles) && o.Roles[i] != "" {
+			if pool.Roles == nil {
+				pool.Roles = map[string]scorer.Role{}
+			}
+			// Roles are the simulators' own names, which RoleOf accepts.
+			pool.Roles[s.Addr], _ = scorer.RoleOf(o.Roles[i])
+		}
 	}
 	cfg := router.Config{GRPCAddr: Addr(ports[0]), AdminAddr: Addr(ports[1]), Pools: []scorer.PoolConfig{pool}}
 	// Prefix tests read each decision from its response: opt in to the
