@@ -51,8 +51,8 @@ chart-test: envoy
 	cd charts/warmroute/tests && GOFLAGS=-mod=mod go test -count=1 ./...
 
 ## kube-assets: kube-apiserver $(KUBE_VERSION) and etcd $(ETCD_VERSION), built
-## from the Go module proxy into $(KUBE_ASSETS) when missing (about 40 minutes
-## cold on 2 busy cores; .ci/run builds them on every clean clone).
+## from the Go module proxy into $(KUBE_ASSETS) when missing (cold: 43 min wall,
+## 15 min CPU on 2 busy cores; .ci/run builds them on every clean clone).
 KUBE_VERSION  := 1.37.2
 ETCD_VERSION  := 3.6.16
 KUBE_ASSETS   := .cache/kube/$(KUBE_VERSION)
