@@ -93,7 +93,7 @@ func startCluster() {
 	dir := assetsDir()
 	if missing := missingAssets(dir); len(missing) > 0 {
 		cluster.skip = fmt.Sprintf("no %v in %s: run `make kube-assets` (builds them from the Go module proxy, "+
-			"about 20 minutes cold on 2 cores) or point KUBEBUILDER_ASSETS at them", missing, dir)
+			"16-45 minutes cold on 2 cores) or point KUBEBUILDER_ASSETS at them", missing, dir)
 		return
 	}
 	env := &crenvtest.Environment{
