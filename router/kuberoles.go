@@ -6,8 +6,12 @@ import (
 	"slices"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/inferencepool"
 	"github.com/warmroute/warmroute/scorer"
 )
+
+// The watcher hands roles only to a sink that takes them.
+var _ inferencepool.RoleSink = (*poolSink)(nil)
 
 // SetRoleLabels gives the pool's members the prefill/decode roles of their
 // pods' llm-d.ai/role labels. A member whose label names no role this

@@ -53,7 +53,7 @@ func splitRoles(candidates []string, roles map[string]Role) (prefill, decode []s
 // Immutable but for decodeRefs; safe for concurrent use.
 type pdSplit struct {
 	candidates      []string
-	roles           *map[string]Role
+	roles           *poolRoles
 	prefill, decode []string
 	decodeRefs      sync.Pool // *loadRefs over decode
 }
@@ -67,7 +67,7 @@ func (pl *pool) splitOf(candidates []string) *pdSplit {
 	}
 	var roles map[string]Role
 	if rp != nil {
-		roles = *rp
+		roles = rp.m
 	}
 	sp := &pdSplit{candidates: candidates, roles: rp}
 	sp.prefill, sp.decode = splitRoles(candidates, roles)
@@ -181,8 +181,8 @@ func (s *Scorer) pickAffinityPD(pl *pool, req *Request, candidates []string) (*D
 // a P/D pool those that may decode, else all of them. A request that keeps
 // its affinity (previous_response_id) goes whole to one of these.
 func decoders(pl *pool, candidates []string) []string {
-	roles := pl.rolesOf()
-	if !isPD(roles) {
+	roles := pl.pdRoles()
+	if roles == nil {
 		return candidates
 	}
 	_, decode := splitRoles(candidates, roles)

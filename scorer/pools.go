@@ -31,7 +31,7 @@ type pool struct {
 	limit     promptLimit // configured
 	learned   learnedLen  // from the engines when not configured (modellen.go)
 	// roles of endpoints that do not serve both (roles.go); nil for none.
-	roles atomic.Pointer[map[string]Role]
+	roles atomic.Pointer[poolRoles]
 	split atomic.Pointer[pdSplit] // the last P/D candidate split (pd.go)
 }
 

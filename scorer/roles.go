@@ -204,14 +204,28 @@ func (pl *pool) setRoles(roles map[string]Role) {
 		pl.roles.Store(nil)
 		return
 	}
-	pl.roles.Store(&m)
+	pl.roles.Store(&poolRoles{m: m, pd: isPD(m)})
+}
+
+// poolRoles is an immutable snapshot of a pool's roles.
+type poolRoles struct {
+	m  map[string]Role
+	pd bool // isPD(m), decided once
+}
+
+// pdRoles returns pl's roles when it is a P/D pool, else nil.
+func (pl *pool) pdRoles() map[string]Role {
+	if r := pl.roles.Load(); r != nil && r.pd {
+		return r.m
+	}
+	return nil
 }
 
 // rolesOf returns pl's roles snapshot (nil: every endpoint serves both),
 // which must not be modified.
 func (pl *pool) rolesOf() map[string]Role {
-	if m := pl.roles.Load(); m != nil {
-		return *m
+	if r := pl.roles.Load(); r != nil {
+		return r.m
 	}
 	return nil
 }

@@ -112,7 +112,7 @@ func (s *Scorer) Pick(ctx context.Context, req *Request) (*Decision, error) {
 		return nil, fmt.Errorf("pool %q: %d candidates, each with at least %g waiting requests: %w",
 			pl.name, len(candidates), s.opts.Scoring.ShedWaiting, ErrSaturated)
 	}
-	if roles := pl.rolesOf(); isPD(roles) {
+	if roles := pl.pdRoles(); roles != nil {
 		return s.pickPD(ctx, pl, req, candidates, roles)
 	}
 	d := &Decision{Pool: pl.name, model: pl.name, s: s, ID: index.DecisionID(s.nextID.Add(1))}
