@@ -65,6 +65,22 @@ type Params struct {
 	// RouterTLS, when set, makes Envoy speak TLS to warmroute (ext_proc
 	// templates only).
 	RouterTLS *UpstreamTLS
+	// ModelServers, when set, makes the model servers a STATIC cluster of
+	// these endpoints behind Envoy's override_host load balancing policy
+	// (ext_proc templates only): Envoy reads warmroute's whole list, primary
+	// then fallbacks, and Retries retries move a request that could not
+	// reach an endpoint to the next. Empty keeps the ORIGINAL_DST cluster,
+	// which sends to the first endpoint only.
+	ModelServers []HostPort
+	// Retries is the route's retry count with ModelServers: warmroute's
+	// fallbacks setting.
+	Retries int
+}
+
+// HostPort is one model server of Params.ModelServers.
+type HostPort struct {
+	Host string // an IP address: a STATIC cluster resolves no names
+	Port int
 }
 
 // UpstreamTLS is Envoy's TLS to warmroute: the CA that verifies the
@@ -121,6 +137,14 @@ func (p Params) check(t Template) error {
 		if pt.value < 1 || pt.value > 65535 {
 			return fmt.Errorf("%w: %s must be 1-65535, got %d", ErrInvalidParams, pt.name, pt.value)
 		}
+	}
+	for _, hp := range p.ModelServers {
+		if hp.Host == "" || hp.Port < 1 || hp.Port > 65535 {
+			return fmt.Errorf("%w: ModelServers entry %+v needs an IP and a port 1-65535", ErrInvalidParams, hp)
+		}
+	}
+	if p.Retries < 0 || (p.Retries > 0 && len(p.ModelServers) == 0) {
+		return fmt.Errorf("%w: Retries must not be negative and needs ModelServers", ErrInvalidParams)
 	}
 	if p.BufferLimitBytes < 0 {
 		return fmt.Errorf("%w: BufferLimitBytes must not be negative", ErrInvalidParams)
