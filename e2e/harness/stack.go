@@ -137,8 +137,8 @@ func (s *Stack) start(ctx context.Context, ports []int) error {
 		pool.Endpoints = append(pool.Endpoints, sim.Addr)
 	}
 	cfg := router.Config{
-		Server:  router.Server{GRPCAddr: Addr(ports[2]), AdminAddr: Addr(ports[3]), TLS: o.RouterTLS},
-		Proxy:   router.Proxy{MaxBodyBytes: o.MaxBodyBytes, DecisionHeader: o.DecisionHeader},
+		Server: router.Server{GRPCAddr: Addr(ports[2]), AdminAddr: Addr(ports[3]), TLS: o.RouterTLS},
+		Proxy:  router.Proxy{MaxBodyBytes: o.MaxBodyBytes, DecisionHeader: o.DecisionHeader},
 		Routing: router.Routing{Pools: append([]scorer.PoolConfig{pool}, o.ExtraPools...), DefaultPool: o.DefaultPool,
 			Fallbacks: o.Fallbacks},
 	}
