@@ -185,7 +185,14 @@ func (d *Decision) Served(endpoint string) ServedResult {
 	d.served.Store(&endpoint)
 	if len(d.keys) > 0 && d.s.opts.Index != nil && !d.failed.Load() {
 		d.s.opts.Index.Withdraw(d.Endpoint, d.keys, d.ID)
-		d.s.speculate(d, endpoint, 0)
+		n := d.s.speculate(d, endpoint, 0)
+		if m, ok := d.s.opts.TTL.(RouteMover); ok {
+			// What the fallback held of the prompt is unknown here, so
+			// the moved route claims no match: only its new predictions
+			// are followed.
+			m.Moved(d.ID, Route{Endpoint: endpoint, Model: d.model, PromptTokens: d.promptTokens,
+				NewSpeculative: n, BlockSize: d.blockSize, At: time.Now()})
+		}
 	}
 	return ServedFallback
 }
