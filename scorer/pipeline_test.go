@@ -1,9 +1,9 @@
 package scorer
 
 import (
-	"slices"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
