@@ -76,9 +76,6 @@ else is router.config verbatim, plus the NATS connection when NATS is on.
 */}}
 {{- define "warmroute.serveConfig" -}}
 {{- $cfg := deepCopy .Values.router.config -}}
-{{- if and (gt (int (default 0 $cfg.fallbacks)) 0) (ne .Values.envoy.mode "none") -}}
-{{- fail "router.config.fallbacks > 0 needs a proxy that reads the comma-separated endpoint list (a GIE gateway with fallback support); the chart's Envoy routes with an ORIGINAL_DST cluster, which answers every such request 503 no_healthy_upstream: set fallbacks to 0 or envoy.mode=none" -}}
-{{- end -}}
 {{- if .Values.inferencePool.enabled -}}
 {{- $pools := default list $cfg.pools -}}
 {{- if not $pools -}}
