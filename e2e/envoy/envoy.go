@@ -1,7 +1,7 @@
 // Package envoy holds the Envoy configurations warmroute is documented and
-// tested with: standalone.yaml, a commented example for users, and the
-// templates the end-to-end harness renders, one per ext_proc body mode plus a
-// baseline that bypasses warmroute.
+// tested with: standalone.yaml and fallbacks.yaml, commented examples for
+// users, and the templates the end-to-end harness renders, one per ext_proc
+// body mode plus a baseline that bypasses warmroute.
 package envoy
 
 import (
@@ -11,7 +11,7 @@ import (
 	"text/template"
 )
 
-//go:embed standalone.yaml *.yaml.tmpl partials.tmpl
+//go:embed standalone.yaml fallbacks.yaml *.yaml.tmpl partials.tmpl
 var files embed.FS
 
 // templates is parsed once; every config template shares partials.tmpl.
@@ -108,10 +108,16 @@ func Render(t Template, p Params) ([]byte, error) {
 }
 
 // Standalone returns standalone.yaml, the commented example configuration.
-func Standalone() []byte {
-	b, err := files.ReadFile("standalone.yaml")
+func Standalone() []byte { return embedded("standalone.yaml") }
+
+// Fallbacks returns fallbacks.yaml, the commented example configuration for
+// warmroute's fallbacks (override_host over known model servers).
+func Fallbacks() []byte { return embedded("fallbacks.yaml") }
+
+func embedded(name string) []byte {
+	b, err := files.ReadFile(name)
 	if err != nil {
-		panic("envoy: standalone.yaml is embedded but unreadable: " + err.Error())
+		panic("envoy: " + name + " is embedded but unreadable: " + err.Error())
 	}
 	return b
 }

@@ -94,7 +94,7 @@ func TestRender(t *testing.T) {
 // every template in every variant the harness renders.
 func TestEnvoyAcceptsConfigs(t *testing.T) {
 	bin := harness.EnvoyForTest(t)
-	configs := map[string][]byte{"standalone.yaml": envoy.Standalone()}
+	configs := map[string][]byte{"standalone.yaml": envoy.Standalone(), "fallbacks.yaml": envoy.Fallbacks()}
 	withExtras := good
 	withExtras.AccessLog, withExtras.SubsetHintHeader = true, true
 	for _, tmpl := range envoy.Templates() {
