@@ -164,7 +164,8 @@ func TestFallbacksNeedKnownModelServers(t *testing.T) {
 		return v
 	}
 	for _, mode := range []string{"sidecar", "deployment"} {
-		_, err := tryRender(chartDir(t), withFallbacks(m{"envoy": m{"mode": mode}}))
+		// Relays announce the endpoints to the router, but Envoy knows none.
+		_, err := tryRender(chartDir(t), withFallbacks(m{"envoy": m{"mode": mode}, "nats": m{"mode": "embedded"}}))
 		if err == nil || !strings.Contains(err.Error(), "envoy.modelServers.dnsName") {
 			t.Errorf("envoy.mode=%s, fallbacks 2, no known endpoints: err %v, want a failure naming envoy.modelServers.dnsName", mode, err)
 		}
@@ -176,7 +177,7 @@ func TestFallbacksNeedKnownModelServers(t *testing.T) {
 	}{
 		{"dns name", withFallbacks(m{"envoy": m{"modelServers": m{"dnsName": "vllm-headless.llm.svc.cluster.local", "port": 8000}}}),
 			[]string{"type: STRICT_DNS", "address: vllm-headless.llm.svc.cluster.local, port_value: 8000"}},
-		{"example simulators", withFallbacks(m{"examples": m{"sim": m{"enabled": true}}}),
+		{"example simulators", withFallbacks(m{"nats": m{"mode": "embedded"}, "examples": m{"sim": m{"enabled": true}}}),
 			[]string{"type: STRICT_DNS", "address: wr-warmroute-sim.llm.svc.cluster.local, port_value: 8000"}},
 		{"static endpoints", m{"router": m{"config": m{"fallbacks": 1, "defaultPool": "m",
 			"pools": []any{m{"name": "m", "endpoints": []any{"10.0.0.5:8000", "10.0.0.6:8001"}}}}}},

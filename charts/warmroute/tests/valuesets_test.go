@@ -57,6 +57,7 @@ var valueSets = []valueSet{
 	}},
 	{"tokenizers-configmap-sim", m{
 		"tokenizers": m{"source": "configMap", "configMap": "qwen-tokenizer"},
+		"nats":       m{"mode": "embedded"},
 		"examples":   m{"sim": m{"enabled": true}},
 	}},
 	{"sim-relays-external-nats", m{
@@ -92,6 +93,7 @@ var valueSets = []valueSet{
 	}},
 	{"fallbacks-sim-deployment", m{
 		"envoy":    m{"mode": "deployment"},
+		"nats":     m{"mode": "embedded"},
 		"examples": m{"sim": m{"enabled": true}},
 		"router":   m{"config": m{"fallbacks": 2}},
 	}},
