@@ -72,9 +72,9 @@ func New(cfg Config, log *slog.Logger) (_ *Router, err error) {
 	}
 	r := &Router{cfg: cfg, log: log, health: health.NewServer(), reg: reg}
 	if cfg.Fallbacks > 0 {
-		// The router cannot see the proxy; a plain ORIGINAL_DST cluster
-		// (the shipped Envoy configs) answers a list 503 no_healthy_upstream.
-		log.Warn("fallbacks on: the proxy must read a comma-separated endpoint list (a GIE gateway with fallback support); a plain Envoy ORIGINAL_DST cluster answers every request 503",
+		// The router cannot see the proxy; an ORIGINAL_DST cluster answers
+		// a list 503 no_healthy_upstream.
+		log.Warn("fallbacks on: the proxy must read the comma-separated endpoint list (Envoy's override_host policy on a cluster that knows the model servers, as in e2e/envoy/fallbacks.yaml and the chart); an ORIGINAL_DST cluster answers every request 503",
 			"fallbacks", cfg.Fallbacks)
 	}
 	defer func() {

@@ -193,7 +193,14 @@ func (d *Decision) Served(endpoint string) ServedResult {
 	// prefilled for whichever decoder served.
 	if len(d.keys) > 0 && d.s.opts.Index != nil && !d.failed.Load() && d.Prefiller == "" {
 		d.s.opts.Index.Withdraw(d.Endpoint, d.keys, d.ID)
-		d.s.speculate(d, endpoint, 0)
+		n := d.s.speculate(d, endpoint, 0)
+		if m, ok := d.s.opts.TTL.(RouteMover); ok {
+			// What the fallback held of the prompt is unknown here, so
+			// the moved route claims no match: only its new predictions
+			// are followed.
+			m.Moved(d.ID, Route{Endpoint: endpoint, Model: d.model, PromptTokens: d.promptTokens,
+				NewSpeculative: n, BlockSize: d.blockSize, At: time.Now()})
+		}
 	}
 	return ServedFallback
 }

@@ -3,6 +3,7 @@ package scorer
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,7 @@ type policy struct {
 	trust float64
 	mu    sync.Mutex
 	began []Route
+	moved []Route
 	usage []int
 }
 
@@ -54,6 +56,11 @@ func (p *policy) Begin(_ index.DecisionID, r Route) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.began = append(p.began, r)
+}
+func (p *policy) Moved(_ index.DecisionID, r Route) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.moved = append(p.moved, r)
 }
 func (p *policy) Usage(_ index.DecisionID, prompt, cached int, known bool) {
 	p.mu.Lock()
@@ -477,8 +484,24 @@ func TestServedFallbackMovesTheAccounting(t *testing.T) {
 			if p.load.PrefillTokens(holder) <= 0 {
 				t.Errorf("%s has no queued prefill", holder)
 			}
-			if n := p.ix.EndpointEntries(holder).Speculative; n == 0 {
+			n := p.ix.EndpointEntries(holder).Speculative
+			if n == 0 {
 				t.Errorf("%s holds no predictions", holder)
+			}
+			// The TTL policy follows the route on the endpoint that served.
+			var wantMoved []string
+			if tt.want == ServedFallback {
+				wantMoved = []string{served}
+				if r := p.pol.moved[0]; r.NewSpeculative != n || r.Model != "m" || r.MatchedSpeculative != 0 {
+					t.Errorf("moved route %+v, want %d new predictions of model m and no claimed match", r, n)
+				}
+			}
+			var gotMoved []string
+			for _, r := range p.pol.moved {
+				gotMoved = append(gotMoved, r.Endpoint)
+			}
+			if !slices.Equal(gotMoved, wantMoved) {
+				t.Errorf("TTL policy told of moves to %v, want %v", gotMoved, wantMoved)
 			}
 			d.Release()
 			for _, ep := range []string{chosen, served} {

@@ -30,6 +30,14 @@ type UsageObserver interface {
 	Usage(id index.DecisionID, promptTokens, cachedTokens int, known bool)
 }
 
+// RouteMover is implemented by policies that follow a decision after
+// Begin: Decision.Served calls Moved when a fallback served, with the route
+// as made on that endpoint, so the policy accounts the endpoint that really
+// served instead of the one chosen.
+type RouteMover interface {
+	Moved(id index.DecisionID, r Route)
+}
+
 // DefaultTTL is the TTL of StaticTTL's zero value: the common starting
 // hypothesis before any latency has been measured.
 const DefaultTTL = 2 * time.Second

@@ -1,7 +1,7 @@
 // Package envoy holds the Envoy configurations warmroute is documented and
-// tested with: standalone.yaml, a commented example for users, and the
-// templates the end-to-end harness renders, one per ext_proc body mode plus a
-// baseline that bypasses warmroute.
+// tested with: standalone.yaml and fallbacks.yaml, commented examples for
+// users, and the templates the end-to-end harness renders, one per ext_proc
+// body mode plus a baseline that bypasses warmroute.
 package envoy
 
 import (
@@ -11,7 +11,7 @@ import (
 	"text/template"
 )
 
-//go:embed standalone.yaml *.yaml.tmpl partials.tmpl
+//go:embed standalone.yaml fallbacks.yaml *.yaml.tmpl partials.tmpl
 var files embed.FS
 
 // templates is parsed once; every config template shares partials.tmpl.
@@ -65,6 +65,22 @@ type Params struct {
 	// RouterTLS, when set, makes Envoy speak TLS to warmroute (ext_proc
 	// templates only).
 	RouterTLS *UpstreamTLS
+	// ModelServers, when set, makes the model servers a STATIC cluster of
+	// these endpoints behind Envoy's override_host load balancing policy
+	// (ext_proc templates only): Envoy reads warmroute's whole list, primary
+	// then fallbacks, and Retries retries move a request that could not
+	// reach an endpoint to the next. Empty keeps the ORIGINAL_DST cluster,
+	// which sends to the first endpoint only.
+	ModelServers []HostPort
+	// Retries is the route's retry count with ModelServers: warmroute's
+	// fallbacks setting.
+	Retries int
+}
+
+// HostPort is one model server of Params.ModelServers.
+type HostPort struct {
+	Host string // an IP address: a STATIC cluster resolves no names
+	Port int
 }
 
 // UpstreamTLS is Envoy's TLS to warmroute: the CA that verifies the
@@ -92,10 +108,16 @@ func Render(t Template, p Params) ([]byte, error) {
 }
 
 // Standalone returns standalone.yaml, the commented example configuration.
-func Standalone() []byte {
-	b, err := files.ReadFile("standalone.yaml")
+func Standalone() []byte { return embedded("standalone.yaml") }
+
+// Fallbacks returns fallbacks.yaml, the commented example configuration for
+// warmroute's fallbacks (override_host over known model servers).
+func Fallbacks() []byte { return embedded("fallbacks.yaml") }
+
+func embedded(name string) []byte {
+	b, err := files.ReadFile(name)
 	if err != nil {
-		panic("envoy: standalone.yaml is embedded but unreadable: " + err.Error())
+		panic("envoy: " + name + " is embedded but unreadable: " + err.Error())
 	}
 	return b
 }
@@ -121,6 +143,14 @@ func (p Params) check(t Template) error {
 		if pt.value < 1 || pt.value > 65535 {
 			return fmt.Errorf("%w: %s must be 1-65535, got %d", ErrInvalidParams, pt.name, pt.value)
 		}
+	}
+	for _, hp := range p.ModelServers {
+		if hp.Host == "" || hp.Port < 1 || hp.Port > 65535 {
+			return fmt.Errorf("%w: ModelServers entry %+v needs an IP and a port 1-65535", ErrInvalidParams, hp)
+		}
+	}
+	if p.Retries < 0 || (p.Retries > 0 && len(p.ModelServers) == 0) {
+		return fmt.Errorf("%w: Retries must not be negative and needs ModelServers", ErrInvalidParams)
 	}
 	if p.BufferLimitBytes < 0 {
 		return fmt.Errorf("%w: BufferLimitBytes must not be negative", ErrInvalidParams)

@@ -14,6 +14,10 @@ import (
 
 var good = envoy.Params{ListenPort: 18080, AdminPort: 19901, RouterPort: 19002, UpstreamPort: 18000}
 
+// withFallbacks is good with two known model servers and one retry.
+var withFallbacks = envoy.Params{ListenPort: 18080, AdminPort: 19901, RouterPort: 19002,
+	ModelServers: []envoy.HostPort{{Host: "127.0.0.1", Port: 18001}, {Host: "127.0.0.1", Port: 18002}}, Retries: 1}
+
 func TestRender(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -52,6 +56,18 @@ func TestRender(t *testing.T) {
 			wantErr: envoy.ErrInvalidParams},
 		{name: "negative buffer", tmpl: envoy.Direct, params: envoy.Params{ListenPort: 1, AdminPort: 2, UpstreamPort: 3, BufferLimitBytes: -1},
 			wantErr: envoy.ErrInvalidParams},
+		{name: "override host with fallbacks", tmpl: envoy.FullDuplex, params: withFallbacks,
+			want: []string{"type: STATIC", "envoy.load_balancing_policies.override_host",
+				"key: x-gateway-destination-endpoint }", "socket_address: { address: 127.0.0.1, port_value: 18001 }",
+				"socket_address: { address: 127.0.0.1, port_value: 18002 }", "num_retries: 1"},
+			dontWant: []string{"type: ORIGINAL_DST"}},
+		{name: "original destination without fallbacks", tmpl: envoy.Buffered, params: good,
+			want: []string{"ORIGINAL_DST"}, dontWant: []string{"override_host", "retry_policy"}},
+		{name: "retries without model servers", tmpl: envoy.Buffered, params: envoy.Params{ListenPort: 1, AdminPort: 2, RouterPort: 3, Retries: 1},
+			wantErr: envoy.ErrInvalidParams},
+		{name: "model server without port", tmpl: envoy.Buffered,
+			params:  envoy.Params{ListenPort: 1, AdminPort: 2, RouterPort: 3, ModelServers: []envoy.HostPort{{Host: "127.0.0.1"}}},
+			wantErr: envoy.ErrInvalidParams},
 		{name: "unknown template", tmpl: "nope.yaml.tmpl", params: good, wantErr: envoy.ErrUnknownTemplate},
 	}
 	for _, tt := range tests {
@@ -78,11 +94,15 @@ func TestRender(t *testing.T) {
 // every template in every variant the harness renders.
 func TestEnvoyAcceptsConfigs(t *testing.T) {
 	bin := harness.EnvoyForTest(t)
-	configs := map[string][]byte{"standalone.yaml": envoy.Standalone()}
+	configs := map[string][]byte{"standalone.yaml": envoy.Standalone(), "fallbacks.yaml": envoy.Fallbacks()}
 	withExtras := good
 	withExtras.AccessLog, withExtras.SubsetHintHeader = true, true
 	for _, tmpl := range envoy.Templates() {
-		for suffix, p := range map[string]envoy.Params{"": good, "_extras": withExtras} {
+		variants := map[string]envoy.Params{"": good, "_extras": withExtras}
+		if tmpl != envoy.Direct {
+			variants["_fallbacks"] = withFallbacks
+		}
+		for suffix, p := range variants {
 			out, err := envoy.Render(tmpl, p)
 			if err != nil {
 				t.Fatal(err)

@@ -56,6 +56,10 @@ type Options struct {
 	ListenPort int
 	// EnvoyConcurrency is Envoy's worker thread count. Default 1.
 	EnvoyConcurrency int
+	// Fallbacks is the router's fallbacks. Above zero, Envoy's model servers
+	// are the simulators as a STATIC cluster behind the override_host
+	// policy, with one retry per fallback (envoy.Params.ModelServers).
+	Fallbacks int
 	// AccessLog and SubsetHintHeader are passed to the Envoy template.
 	AccessLog        bool
 	SubsetHintHeader bool
@@ -133,9 +137,10 @@ func (s *Stack) start(ctx context.Context, ports []int) error {
 		pool.Endpoints = append(pool.Endpoints, sim.Addr)
 	}
 	cfg := router.Config{
-		Server:  router.Server{GRPCAddr: Addr(ports[2]), AdminAddr: Addr(ports[3]), TLS: o.RouterTLS},
-		Proxy:   router.Proxy{MaxBodyBytes: o.MaxBodyBytes, DecisionHeader: o.DecisionHeader},
-		Routing: router.Routing{Pools: append([]scorer.PoolConfig{pool}, o.ExtraPools...), DefaultPool: o.DefaultPool},
+		Server: router.Server{GRPCAddr: Addr(ports[2]), AdminAddr: Addr(ports[3]), TLS: o.RouterTLS},
+		Proxy:  router.Proxy{MaxBodyBytes: o.MaxBodyBytes, DecisionHeader: o.DecisionHeader},
+		Routing: router.Routing{Pools: append([]scorer.PoolConfig{pool}, o.ExtraPools...), DefaultPool: o.DefaultPool,
+			Fallbacks: o.Fallbacks},
 	}
 	r, err := StartRouter(ctx, o.Binary, o.Dir, cfg, o.RouterArgs...)
 	if err != nil {
@@ -144,6 +149,12 @@ func (s *Stack) start(ctx context.Context, ports []int) error {
 	s.Router = r
 	params := envoy.Params{ListenPort: ports[0], AdminPort: ports[1], RouterPort: ports[2],
 		AccessLog: o.AccessLog, SubsetHintHeader: o.SubsetHintHeader, RouterTLS: o.EnvoyTLS}
+	if o.Fallbacks > 0 {
+		params.Retries = o.Fallbacks
+		for i := range o.Sims {
+			params.ModelServers = append(params.ModelServers, envoy.HostPort{Host: "127.0.0.1", Port: ports[4+i]})
+		}
+	}
 	e, err := StartEnvoy(ctx, o.Envoy, o.Dir, "envoy", o.Template, params, o.EnvoyConcurrency)
 	if err != nil {
 		return err

@@ -43,6 +43,10 @@ func registeredNames(t *testing.T) map[string]bool {
 	return names
 }
 
+// TestAlertRules checks the rules' shape and that the metrics they name are
+// this package's. The chart's test module (charts/warmroute/tests) parses
+// the same rules with the PromQL parser and unit-tests each alert's firing
+// and annotations; Prometheus stays out of this module.
 func TestAlertRules(t *testing.T) {
 	b, err := os.ReadFile("alerts.yaml")
 	if err != nil {
@@ -61,9 +65,6 @@ func TestAlertRules(t *testing.T) {
 			t.Run(r.Alert, func(t *testing.T) {
 				if r.Alert == "" || r.Expr == "" || r.For == "" || r.Labels["severity"] == "" || r.Annotations["summary"] == "" {
 					t.Fatalf("rule lacks alert, expr, for, severity or summary: %+v", r)
-				}
-				if strings.Count(r.Expr, "(") != strings.Count(r.Expr, ")") {
-					t.Fatalf("unbalanced parentheses in %s", r.Expr)
 				}
 				refs := metricRef.FindAllString(r.Expr+" "+r.Annotations["description"], -1)
 				if len(refs) == 0 {

@@ -84,3 +84,18 @@ func (c *Controller) sweep(now int64) int {
 	c.metrics.decisions.Set(float64(n))
 	return n
 }
+
+// Moved re-points a committed decision at the endpoint that really served
+// it: the proxy used a fallback, so r (that endpoint, and the predictions
+// made there) replaces the record Begin made for the chosen endpoint. The
+// chosen endpoint's predictions, withdrawn before, end there as usual; the
+// old record no longer waits for their confirmation or for usage, which
+// now judges the served route. Like Begin, a route with nothing to follow
+// is not tracked.
+func (c *Controller) Moved(id index.DecisionID, r Route) {
+	sh := c.shard(id)
+	sh.mu.Lock()
+	delete(sh.byID, id)
+	sh.mu.Unlock()
+	c.Begin(id, r)
+}

@@ -1,7 +1,9 @@
 {{/*
-Envoy's bootstrap: the ext_proc filter in front of an ORIGINAL_DST cluster on
-the destination header the router sets. The same structure as
-e2e/envoy/standalone.yaml, which explains each setting.
+Envoy's bootstrap: the ext_proc filter in front of the model servers'
+cluster (ORIGINAL_DST on the destination header the router sets, or, with
+fallbacks, the override_host policy over known endpoints). The same
+structure as e2e/envoy/standalone.yaml and fallbacks.yaml, which explain
+each setting.
 */}}
 {{- define "warmroute.envoyConfig" -}}
 {{- $e := .Values.envoy -}}
@@ -40,14 +42,23 @@ static_resources:
                 route:
                   cluster: model_servers
                   timeout: {{ $e.routeTimeout }}
+                  {{- $fallbacks := int (default 0 .Values.router.config.fallbacks) }}
+                  {{- if gt $fallbacks 0 }}
+                  # One retry per fallback, before any response byte: the
+                  # override_host policy sends each retry to the next
+                  # endpoint of the router's list.
+                  retry_policy:
+                    retry_on: connect-failure,refused-stream,reset
+                    num_retries: {{ $fallbacks }}
+                  {{- end }}
                 # The endpoint that really served, for the router (which
                 # keeps it from the client); overwritten, never the engine's.
                 response_headers_to_add:
                 - header: { key: x-gateway-destination-endpoint-served, value: "%UPSTREAM_REMOTE_ADDRESS%" }
                   append_action: OVERWRITE_IF_EXISTS_OR_ADD
           http_filters:
-          # Clients must not choose their own destination: the ORIGINAL_DST
-          # cluster trusts this header, and the router sets it again.
+          # Clients must not choose their own destination: the model
+          # servers' cluster trusts this header, and the router sets it again.
           - name: envoy.filters.http.header_mutation
             typed_config:
               "@type": type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation
@@ -91,15 +102,7 @@ static_resources:
             typed_config:
               "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router
   clusters:
-  - name: model_servers
-    type: ORIGINAL_DST
-    lb_policy: CLUSTER_PROVIDED
-    connect_timeout: {{ $e.connectTimeout }}
-    original_dst_lb_config:
-      use_http_header: true
-      http_header_name: {{ $e.destinationHeader }}
-    cleanup_interval: 60s
-    per_connection_buffer_limit_bytes: {{ int64 $e.bufferLimitBytes }}
+  {{ include "warmroute.modelServersCluster" . | trim }}
   - name: warmroute
     {{- if eq $e.mode "sidecar" }}
     type: STATIC
@@ -216,4 +219,94 @@ Ubuntu with bash; a distroless Envoy needs router.drainSeconds: 0).
 */}}
 {{- define "warmroute.envoyDrainScript" -}}
 {{- printf "exec 3<>/dev/tcp/127.0.0.1/%d && printf 'POST /healthcheck/fail HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n' >&3 && read -r -t 5 status <&3; exec 3<&-; sleep %d" (int .Values.envoy.adminPort) (int .Values.router.drainSeconds) -}}
+{{- end -}}
+
+
+{{/*
+The model servers' cluster. Without fallbacks: ORIGINAL_DST on the
+destination header (any endpoint the router names). With
+router.config.fallbacks > 0 Envoy must know the endpoints, so that its
+override_host policy can read the router's whole list (primary, then
+fallbacks) and send each retry to the next: a STRICT_DNS cluster on
+envoy.modelServers.dnsName (a headless Service of the model-server pods) or
+the example simulators' headless Service, else a STATIC cluster of the
+pools' static endpoints. Rendering fails when none is known.
+*/}}
+{{- define "warmroute.modelServersCluster" -}}
+{{- $e := .Values.envoy -}}
+{{- $fallbacks := int (default 0 .Values.router.config.fallbacks) -}}
+{{- if eq $fallbacks 0 -}}
+  - name: model_servers
+    type: ORIGINAL_DST
+    lb_policy: CLUSTER_PROVIDED
+    connect_timeout: {{ $e.connectTimeout }}
+    original_dst_lb_config:
+      use_http_header: true
+      http_header_name: {{ $e.destinationHeader }}
+    cleanup_interval: 60s
+    per_connection_buffer_limit_bytes: {{ int64 $e.bufferLimitBytes }}
+{{- else -}}
+{{- $dns := $e.modelServers.dnsName -}}
+{{- $port := int $e.modelServers.port -}}
+{{- if and (not $dns) .Values.examples.sim.enabled -}}
+{{- $dns = printf "%s-sim.%s.svc.cluster.local" (include "warmroute.fullname" .) .Release.Namespace -}}
+{{- $port = int .Values.relay.enginePort -}}
+{{- end -}}
+{{- $static := list -}}
+{{- range .Values.router.config.pools -}}
+{{- range (default list .endpoints) -}}
+{{- $parts := splitList ":" . -}}
+{{- if ne (len $parts) 2 -}}
+{{- fail (printf "router.config.fallbacks with the chart's Envoy: endpoint %q must be IPv4:port for a STATIC cluster; set envoy.modelServers.dnsName instead" .) -}}
+{{- end -}}
+{{- $static = append $static $parts -}}
+{{- end -}}
+{{- end -}}
+{{- if and (not $dns) (not $static) -}}
+{{- fail "router.config.fallbacks > 0 with the chart's Envoy: Envoy must know the model servers to retry on a fallback. Set envoy.modelServers.dnsName (and .port) to a headless Service of the model-server pods, or list static router.config.pools[].endpoints, or enable examples.sim; or set fallbacks to 0, or envoy.mode=none behind a gateway that reads the endpoint list" -}}
+{{- end -}}
+  - name: model_servers
+    {{- if $dns }}
+    # Every model-server pod, from DNS (a headless Service's records).
+    type: STRICT_DNS
+    dns_lookup_family: V4_PREFERRED
+    dns_refresh_rate: 5s
+    {{- else }}
+    type: STATIC
+    {{- end }}
+    connect_timeout: {{ $e.connectTimeout }}
+    per_connection_buffer_limit_bytes: {{ int64 $e.bufferLimitBytes }}
+    load_balancing_policy:
+      policies:
+      - typed_extension_config:
+          name: envoy.load_balancing_policies.override_host
+          typed_config:
+            "@type": type.googleapis.com/envoy.extensions.load_balancing_policies.override_host.v3.OverrideHost
+            override_host_sources:
+            - metadata: { key: envoy.lb, path: [ { key: {{ $e.destinationHeader }} } ] }
+            - header: {{ $e.destinationHeader }}
+            selected_host_key: { key: envoy.lb, path: [ { key: {{ $e.destinationHeader }}-served } ] }
+            # Used only when the list names no endpoint Envoy knows.
+            fallback_policy:
+              policies:
+              - typed_extension_config:
+                  name: envoy.load_balancing_policies.round_robin
+                  typed_config:
+                    "@type": type.googleapis.com/envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin
+    load_assignment:
+      cluster_name: model_servers
+      endpoints:
+      - lb_endpoints:
+        {{- if $dns }}
+        - endpoint:
+            address:
+              socket_address: { address: {{ $dns }}, port_value: {{ $port }} }
+        {{- else }}
+        {{- range $static }}
+        - endpoint:
+            address:
+              socket_address: { address: {{ index . 0 }}, port_value: {{ index . 1 }} }
+        {{- end }}
+        {{- end }}
+{{- end -}}
 {{- end -}}

@@ -76,8 +76,11 @@ else is router.config verbatim, plus the NATS connection when NATS is on.
 */}}
 {{- define "warmroute.serveConfig" -}}
 {{- $cfg := deepCopy .Values.router.config -}}
-{{- if and (gt (int (default 0 $cfg.fallbacks)) 0) (ne .Values.envoy.mode "none") -}}
-{{- fail "router.config.fallbacks > 0 needs a proxy that reads the comma-separated endpoint list (a GIE gateway with fallback support); the chart's Envoy routes with an ORIGINAL_DST cluster, which answers every such request 503 no_healthy_upstream: set fallbacks to 0 or envoy.mode=none" -}}
+{{- if and .Values.examples.sim.enabled (or (eq .Values.nats.mode "none") (not .Values.relay.enabled)) -}}
+{{- fail "examples.sim.enabled: the simulators are announced by their relay sidecars over NATS; set nats.mode=embedded (or external with nats.external.url) and keep relay.enabled=true" -}}
+{{- end -}}
+{{- if not (include "warmroute.learnsEndpoints" .) -}}
+{{- fail "the router would know no model server and could route no request. Set one of: router.config.pools[0].endpoints (your model servers as ip:port); nats.mode=embedded with the relay sidecar on your model-server pods (add examples.sim.enabled=true for simulators that have it); inferencePool.enabled=true (members from the InferencePool)" -}}
 {{- end -}}
 {{- if .Values.inferencePool.enabled -}}
 {{- $pools := default list $cfg.pools -}}
@@ -175,3 +178,19 @@ capabilities:
 {{- if eq .Values.nats.mode "embedded" -}}{{- .Values.nats.embedded.auth.existingSecret -}}{{- end -}}
 {{- end -}}
 {{- define "warmroute.natsAuthDir" -}}/etc/warmroute/nats-auth{{- end -}}
+
+
+{{/*
+Non-empty when the router can learn model servers: static endpoints or a
+pool's InferencePool in router.config, InferencePool mode, or relays that
+announce endpoints over NATS. NOTES.txt reads the same helper.
+*/}}
+{{- define "warmroute.learnsEndpoints" -}}
+{{- $static := false -}}
+{{- range (.Values.router.config.pools | default list) -}}
+{{- if or .endpoints .inferencePool }}{{ $static = true }}{{ end -}}
+{{- end -}}
+{{- if or $static .Values.inferencePool.enabled (and (ne .Values.nats.mode "none") .Values.relay.enabled) -}}
+yes
+{{- end -}}
+{{- end -}}

@@ -150,18 +150,54 @@ func TestMutualTLSMounts(t *testing.T) {
 	}
 }
 
-// Fallbacks need a proxy that reads the endpoint list: the chart's own Envoy
-// (an ORIGINAL_DST cluster) does not, so rendering refuses the combination;
-// with envoy.mode=none the gateway is the user's choice.
-func TestFallbacksNeedAListReadingProxy(t *testing.T) {
+// Fallbacks need a proxy that reads the endpoint list. The chart's Envoy
+// does (override_host) when it knows the model servers: from
+// envoy.modelServers.dnsName, the example simulators' headless Service or
+// static endpoints; without any, rendering fails naming the value to set.
+// With envoy.mode=none the gateway is the user's choice.
+func TestFallbacksNeedKnownModelServers(t *testing.T) {
+	withFallbacks := func(extra m) m {
+		v := m{"router": m{"config": m{"fallbacks": 2}}}
+		for k, x := range extra {
+			v[k] = x
+		}
+		return v
+	}
 	for _, mode := range []string{"sidecar", "deployment"} {
-		_, err := tryRender(chartDir(t), m{"envoy": m{"mode": mode}, "router": m{"config": m{"fallbacks": 1}}})
-		if err == nil || !strings.Contains(err.Error(), "no_healthy_upstream") {
-			t.Errorf("envoy.mode=%s with fallbacks 1: err %v, want the ORIGINAL_DST refusal", mode, err)
+		// Relays announce the endpoints to the router, but Envoy knows none.
+		_, err := tryRender(chartDir(t), withFallbacks(m{"envoy": m{"mode": mode}, "nats": m{"mode": "embedded"}}))
+		if err == nil || !strings.Contains(err.Error(), "envoy.modelServers.dnsName") {
+			t.Errorf("envoy.mode=%s, fallbacks 2, no known endpoints: err %v, want a failure naming envoy.modelServers.dnsName", mode, err)
 		}
 	}
-	if _, err := tryRender(chartDir(t), m{"envoy": m{"mode": "sidecar"}, "router": m{"config": m{"fallbacks": 0}}}); err != nil {
-		t.Errorf("fallbacks 0: %v", err)
+	cases := []struct {
+		name string
+		vals m
+		want []string
+	}{
+		{"dns name", withFallbacks(m{"envoy": m{"modelServers": m{"dnsName": "vllm-headless.llm.svc.cluster.local", "port": 8000}}}),
+			[]string{"type: STRICT_DNS", "address: vllm-headless.llm.svc.cluster.local, port_value: 8000"}},
+		{"example simulators", withFallbacks(m{"nats": m{"mode": "embedded"}, "examples": m{"sim": m{"enabled": true}}}),
+			[]string{"type: STRICT_DNS", "address: wr-warmroute-sim.llm.svc.cluster.local, port_value: 8000"}},
+		{"static endpoints", m{"router": m{"config": m{"fallbacks": 1, "defaultPool": "m",
+			"pools": []any{m{"name": "m", "endpoints": []any{"10.0.0.5:8000", "10.0.0.6:8001"}}}}}},
+			[]string{"type: STATIC", "address: 10.0.0.5, port_value: 8000", "address: 10.0.0.6, port_value: 8001", "num_retries: 1"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := renderedEnvoyConfig(t, render(t, c.vals))
+			for _, w := range append(c.want, "envoy.load_balancing_policies.override_host", "retry_policy") {
+				if !strings.Contains(cfg, w) {
+					t.Errorf("Envoy config lacks %q", w)
+				}
+			}
+			if strings.Contains(cfg, "ORIGINAL_DST") {
+				t.Error("Envoy config with fallbacks keeps the ORIGINAL_DST cluster, which cannot use the list")
+			}
+		})
+	}
+	if cfg := renderedEnvoyConfig(t, render(t, m{})); !strings.Contains(cfg, "type: ORIGINAL_DST") || strings.Contains(cfg, "retry_policy") {
+		t.Error("without fallbacks the model servers are not the ORIGINAL_DST cluster without retries")
 	}
 	raw := renderedServeConfig(t, render(t, m{"envoy": m{"mode": "none"}, "router": m{"config": m{"fallbacks": 2}}}))
 	cfg, err := router.Parse([]byte(raw), "serve.yaml")

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -42,21 +41,18 @@ func loadDashboard(t *testing.T) dashboard {
 	return d
 }
 
-var metricName = regexp.MustCompile(`\bwarmroute_[a-z0-9_]+`)
-
-// dashboardMetrics lists the metric families the dashboard queries, with
-// histogram series suffixes folded into their family.
+// dashboardMetrics lists the metric families the dashboard queries, from
+// the parsed queries, with histogram series folded into their family.
 func dashboardMetrics(t *testing.T) []string {
 	t.Helper()
+	fams := documentedFamilies(t)
 	var names []string
-	for _, p := range loadDashboard(t).Panels {
-		for _, tg := range p.Targets {
-			for _, n := range metricName.FindAllString(tg.Expr, -1) {
-				for _, s := range []string{"_bucket", "_count", "_sum"} {
-					n = strings.TrimSuffix(n, s)
-				}
-				names = append(names, n)
+	for _, q := range dashboardQueries(t) {
+		for _, s := range selectors(t, q) {
+			if f, _, ok := family(fams, s.name); ok {
+				s.name = f.Name
 			}
+			names = append(names, s.name)
 		}
 	}
 	slices.Sort(names)

@@ -13,7 +13,12 @@ import (
 func TestLint(t *testing.T) {
 	for _, vs := range valueSets {
 		t.Run(vs.name, func(t *testing.T) {
-			res := lint.AllWithKubeVersion(chartDir(t), vs.vals, namespace, kubeVersion)
+			// A copy: lint coalesces the chart's defaults into its values.
+			vals, err := deepCopyValues(vs.vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := lint.AllWithKubeVersion(chartDir(t), withModelServers(vals), namespace, kubeVersion)
 			for _, msg := range res.Messages {
 				if msg.Severity > support.InfoSev || !ignorableLint(msg) {
 					t.Errorf("helm lint: %v", msg)

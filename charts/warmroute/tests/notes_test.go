@@ -3,6 +3,9 @@ package tests
 import (
 	"strings"
 	"testing"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 )
 
 // renderNotes is what `helm install` prints after installing with vals.
@@ -26,12 +29,6 @@ func TestNotesMatchTheMode(t *testing.T) {
 		want    []string
 		notWant []string
 	}{
-		{"defaults cannot route", m{},
-			[]string{"cannot route any request yet", "router.config.pools[].endpoints", "nats.mode=embedded"},
-			[]string{"curl", "localhost:8080"}},
-		{"example sims without relays cannot route", m{"examples": m{"sim": m{"enabled": true}}},
-			[]string{"cannot route", "simulators get their relays only with NATS", "router.config.pools[].endpoints"},
-			[]string{"curl"}},
 		{"static endpoints through the sidecars", m{"router": static},
 			[]string{"kubectl port-forward svc/wr-warmroute 8080:80", "curl localhost:8080", `"model":"qwen3"`},
 			[]string{"cannot route", "-envoy 8080"}},
@@ -50,8 +47,8 @@ func TestNotesMatchTheMode(t *testing.T) {
 		{"no Envoy with static endpoints", m{"router": static, "envoy": m{"mode": "none"}},
 			[]string{"point your gateway's ext_proc at wr-warmroute:9002"},
 			[]string{"curl", "localhost:8080", "port-forward", "cannot route"}},
-		{"no Envoy and nothing to route to", m{"envoy": m{"mode": "none"}},
-			[]string{"cannot route", "ext_proc at wr-warmroute:9002"},
+		{"no Envoy and relays to come", m{"envoy": m{"mode": "none"}, "nats": m{"mode": "embedded"}},
+			[]string{"cannot route", "relay sidecar", "ext_proc at wr-warmroute:9002"},
 			[]string{"curl", "localhost:8080"}},
 		{"InferencePool gateway", m{"envoy": m{"mode": "none"}, "inferencePool": m{"enabled": true}},
 			[]string{"endpoint picker", "Send requests to your Gateway"},
@@ -86,5 +83,54 @@ func TestNotesRenderForEveryValueSet(t *testing.T) {
 				t.Errorf("NOTES:\n%s", notes)
 			}
 		})
+	}
+}
+
+// TestUnroutableInstallFails: an install whose router could learn no model
+// server (the chart's defaults among them) fails to render, naming the
+// values that fix it, and so do example simulators without the NATS their
+// relays announce them on.
+func TestUnroutableInstallFails(t *testing.T) {
+	none := m{"router": m{"config": m{"pools": nil}}}
+	cases := []struct {
+		name string
+		vals map[string]any
+		want []string
+	}{
+		{"defaults", m{"router": m{"config": m{"pools": []any{m{"name": "my-model", "endpoints": []any{}}}}}},
+			[]string{"router.config.pools[0].endpoints", "nats.mode=embedded", "examples.sim.enabled=true", "inferencePool.enabled=true"}},
+		{"no pools", none, []string{"router.config.pools[0].endpoints"}},
+		{"NATS but relays off", m{"nats": m{"mode": "embedded"}, "relay": m{"enabled": false}}, []string{"router.config.pools[0].endpoints"}},
+		{"no Envoy, nothing to route to", m{"envoy": m{"mode": "none"}, "router": m{"config": m{"pools": []any{m{"name": "m"}}}}},
+			[]string{"inferencePool.enabled=true"}},
+		{"simulators without NATS", m{"examples": m{"sim": m{"enabled": true}}}, []string{"examples.sim.enabled", "nats.mode=embedded"}},
+		{"simulators with relays off", m{"nats": m{"mode": "embedded"}, "relay": m{"enabled": false}, "examples": m{"sim": m{"enabled": true}}},
+			[]string{"examples.sim.enabled", "relay.enabled=true"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := tryRender(chartDir(t), c.vals)
+			if err == nil {
+				t.Fatal("rendered an install that cannot route")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not name %q: %v", w, err)
+				}
+			}
+		})
+	}
+	// The chart's own defaults, as `helm install wr charts/warmroute` uses
+	// them (the tests' render adds a pool only when none is given).
+	chrt, err := loader.Load(chartDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chartutil.ToRenderValues(chrt, map[string]any{}, chartutil.ReleaseOptions{Name: releaseName, Namespace: namespace}, nil); err != nil {
+		t.Fatal(err)
+	}
+	pools, _ := chrt.Values["router"].(map[string]any)["config"].(map[string]any)["pools"].([]any)
+	if len(pools) != 1 || len(pools[0].(map[string]any)["endpoints"].([]any)) != 0 || chrt.Values["nats"].(map[string]any)["mode"] != "none" {
+		t.Fatalf("the chart's defaults changed (pools %v): update the defaults case above", pools)
 	}
 }

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -93,7 +94,61 @@ func dryRunInstall(dir string, vals map[string]any) (*release.Release, error) {
 	install.DryRun, install.ClientOnly, install.Replace = true, true, true
 	install.ReleaseName, install.Namespace = releaseName, namespace
 	install.KubeVersion = kubeVersion
-	return install.Run(chrt, vals)
+	// Helm coalesces the chart's defaults into the map it is given: pass a
+	// copy, so the tests' value sets stay as written.
+	copied, err := deepCopyValues(vals)
+	if err != nil {
+		return nil, err
+	}
+	return install.Run(chrt, withModelServers(copied))
+}
+
+func deepCopyValues(vals map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(vals)
+	if err != nil {
+		return nil, fmt.Errorf("copying values: %w", err)
+	}
+	out := map[string]any{}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("copying values: %w", err)
+	}
+	return out, nil
+}
+
+// testModelServers is the pool tests render with when their values give
+// the router no way to learn a model server (the chart refuses to render
+// such an install: TestUnroutableInstallFails renders without it).
+func testModelServers() []any {
+	return []any{m{"name": "my-model", "models": []any{"my-model"}, "endpoints": []any{"10.0.0.5:8000"}}}
+}
+
+// withModelServers returns vals, with testModelServers as the router's
+// pools when vals set no pools, no NATS and no InferencePool. A nil
+// "router.config.pools" asks for none.
+func withModelServers(vals map[string]any) map[string]any {
+	sub := func(v map[string]any, key string) map[string]any {
+		x, _ := v[key].(map[string]any)
+		return x
+	}
+	cfg := sub(sub(vals, "router"), "config")
+	if _, set := cfg["pools"]; set || sub(vals, "nats")["mode"] != nil || sub(vals, "inferencePool")["enabled"] == true {
+		return vals
+	}
+	out := map[string]any{}
+	for k, v := range vals {
+		out[k] = v
+	}
+	router := map[string]any{}
+	for k, v := range sub(vals, "router") {
+		router[k] = v
+	}
+	config := map[string]any{"pools": testModelServers()}
+	for k, v := range cfg {
+		config[k] = v
+	}
+	router["config"] = config
+	out["router"] = router
+	return out
 }
 
 func splitDocs(manifest string) ([]doc, error) {

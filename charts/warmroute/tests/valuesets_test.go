@@ -57,6 +57,7 @@ var valueSets = []valueSet{
 	}},
 	{"tokenizers-configmap-sim", m{
 		"tokenizers": m{"source": "configMap", "configMap": "qwen-tokenizer"},
+		"nats":       m{"mode": "embedded"},
 		"examples":   m{"sim": m{"enabled": true}},
 	}},
 	{"sim-relays-external-nats", m{
@@ -85,6 +86,20 @@ var valueSets = []valueSet{
 		"router": m{"extraVolumes": []any{m{"name": "certs", "secret": m{"secretName": "my-certs"}}},
 			"extraVolumeMounts": []any{m{"name": "certs", "mountPath": "/etc/certs", "readOnly": true}},
 			"config":            m{"tls": m{"certFile": "/etc/certs/tls.crt", "keyFile": "/etc/certs/tls.key"}}},
+	}},
+	{"fallbacks-dns", m{
+		"envoy":  m{"modelServers": m{"dnsName": "vllm-headless.llm.svc.cluster.local", "port": 8000}},
+		"router": m{"config": m{"fallbacks": 1}},
+	}},
+	{"fallbacks-sim-deployment", m{
+		"envoy":    m{"mode": "deployment"},
+		"nats":     m{"mode": "embedded"},
+		"examples": m{"sim": m{"enabled": true}},
+		"router":   m{"config": m{"fallbacks": 2}},
+	}},
+	{"fallbacks-static", m{
+		"router": m{"config": m{"fallbacks": 1, "defaultPool": "m",
+			"pools": []any{m{"name": "m", "endpoints": []any{"10.0.0.5:8000", "10.0.0.6:8000"}}}}},
 	}},
 	{"inference-pool", m{
 		"envoy":         m{"mode": "none"},
