@@ -24,10 +24,38 @@ func follow(cfg Config) subscriber.Follow {
 	return f
 }
 
+// kubeModels are the model names (pool names and aliases) of the pools
+// whose members come from an InferencePool; nil when none does.
+func kubeModels(cfg Config) map[string]bool {
+	var ms map[string]bool
+	for _, p := range cfg.Pools {
+		if p.InferencePool == "" {
+			continue
+		}
+		if ms == nil {
+			ms = map[string]bool{}
+		}
+		for _, m := range append([]string{p.Name}, p.Models...) {
+			ms[m] = true
+		}
+	}
+	return ms
+}
+
+// poolMember admits the relays of an InferencePool's current members: such
+// a pool configures no endpoints, so without it every heartbeat and event
+// of its Pods would be refused. r.pipe is read when a message arrives,
+// after New has built it.
+func (r *Router) poolMember(models map[string]bool) func(model, endpoint string) bool {
+	return func(model, endpoint string) bool {
+		return models[model] && r.pipe.pools.Member(model, endpoint)
+	}
+}
+
 // warnEmptyMembership says so when static membership leaves the router
 // nothing to route to: heartbeats cannot add endpoints in that mode.
 func warnEmptyMembership(cfg Config, f subscriber.Follow, log interface{ Warn(string, ...any) }) {
-	if len(cfg.Events.HeartbeatMembership) > 0 {
+	if len(cfg.Events.HeartbeatMembership) > 0 || f.Member != nil {
 		return
 	}
 	for _, eps := range f.Endpoints {
@@ -61,6 +89,9 @@ func (r *Router) openEvents() error {
 		return err
 	}
 	f := follow(r.cfg)
+	if km := kubeModels(r.cfg); km != nil {
+		f.Member = r.poolMember(km)
+	}
 	warnEmptyMembership(r.cfg, f, r.log)
 	if r.sub, err = subscriber.New(ec, f, r.bus.Conn(), r.subMetrics, r.log); err != nil {
 		return fmt.Errorf("creating event subscriber: %w", err)

@@ -119,3 +119,40 @@ func TestOwnNamespace(t *testing.T) {
 type fakeCore struct{ corev1client.PodsGetter }
 
 func (fakeCore) IsWatchListSemanticsUnSupported() bool { return true }
+
+// TestPoolMemberAdmitsCurrentMembers: the relays of an InferencePool pool's
+// members are admitted while they are members, under the pool's name and
+// aliases only; static pools keep their configured list.
+func TestPoolMemberAdmitsCurrentMembers(t *testing.T) {
+	var cfg Config
+	cfg.Pools = []scorer.PoolConfig{{Name: "kube", Models: []string{"alias"}, InferencePool: "llm/vllm"},
+		{Name: "static", Endpoints: []string{"10.0.0.1:8000"}}}
+	km := kubeModels(cfg)
+	if !km["kube"] || !km["alias"] || km["static"] {
+		t.Fatalf("kube models %v, want kube and alias only", km)
+	}
+	r := &Router{pipe: &pipeline{pools: scorer.NewPools(cfg.Pools, "")}}
+	r.pipe.pools.SetEndpoints("kube", []string{"192.0.2.1:8000"})
+	member := r.poolMember(km)
+	for _, tt := range []struct {
+		model, ep string
+		want      bool
+	}{
+		{"kube", "192.0.2.1:8000", true},
+		{"alias", "192.0.2.1:8000", true},
+		{"kube", "192.0.2.2:8000", false},
+		{"static", "10.0.0.1:8000", false}, // admitted by the configured list, not here
+		{"other", "192.0.2.1:8000", false},
+	} {
+		if got := member(tt.model, tt.ep); got != tt.want {
+			t.Errorf("member(%s, %s) = %v, want %v", tt.model, tt.ep, got, tt.want)
+		}
+	}
+	r.pipe.pools.SetEndpoints("kube", nil) // the pod left
+	if member("kube", "192.0.2.1:8000") {
+		t.Error("a departed pod is still admitted")
+	}
+	if kubeModels(Config{}) != nil {
+		t.Error("kube models without an InferencePool pool")
+	}
+}

@@ -91,6 +91,19 @@ func (p *Pools) lookup(model string) (*pool, []string, error) {
 	return pl, pl.endpoints, nil
 }
 
+// Member reports whether endpoint is one of the endpoints of the pool model
+// names (exactly: no default pool), as they are now.
+func (p *Pools) Member(model, endpoint string) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	pl := p.byModel[model]
+	if pl == nil {
+		return false
+	}
+	_, ok := slices.BinarySearch(pl.endpoints, endpoint)
+	return ok
+}
+
 // SetEndpoints replaces a pool's endpoints. It reports false when the pool does
 // not exist.
 func (p *Pools) SetEndpoints(poolName string, endpoints []string) bool {

@@ -24,16 +24,18 @@ func validateMembership(cidrs []string) error {
 }
 
 // admission decides whether a message for (model, endpoint) may touch the
-// router's state: a configured endpoint of the model always, any other
-// only with heartbeat membership and an IP in one of its prefixes. Built
-// once by New; read only by the apply goroutine.
+// router's state: a configured endpoint of the model always, a current
+// member by Follow.Member likewise, any other only with heartbeat
+// membership and an IP in one of its prefixes. Built once by New; read only
+// by the apply goroutine.
 type admission struct {
-	cidrs []netip.Prefix
-	known map[string][]string // model -> configured endpoints
+	cidrs  []netip.Prefix
+	known  map[string][]string // model -> configured endpoints
+	member func(model, endpoint string) bool
 }
 
-func newAdmission(cidrs []string, known map[string][]string) admission {
-	a := admission{known: known}
+func newAdmission(cidrs []string, known map[string][]string, member func(model, endpoint string) bool) admission {
+	a := admission{known: known, member: member}
 	for _, s := range cidrs {
 		p, _ := netip.ParsePrefix(s) // checked by Validate
 		a.cidrs = append(a.cidrs, p.Masked())
@@ -43,7 +45,7 @@ func newAdmission(cidrs []string, known map[string][]string) admission {
 
 // admits reports whether endpoint may speak for model.
 func (a admission) admits(model, endpoint string) bool {
-	if slices.Contains(a.known[model], endpoint) {
+	if slices.Contains(a.known[model], endpoint) || (a.member != nil && a.member(model, endpoint)) {
 		return true
 	}
 	if len(a.cidrs) == 0 {

@@ -27,6 +27,11 @@ type Follow struct {
 	// aliases alike): the only ones event messages may speak for unless
 	// Config.HeartbeatMembership admits others.
 	Endpoints map[string][]string
+	// Member, when set, also admits an endpoint that is a member of a
+	// model's pool right now by another source of membership (a pool
+	// following a Kubernetes InferencePool has no configured endpoints).
+	// Called from the apply goroutine for every message: keep it cheap.
+	Member func(model, endpoint string) bool
 	// ReplayTimeout bounds the start-up replay (Config.JetStream); when it
 	// runs out the router becomes ready with what it applied. Default 2m.
 	ReplayTimeout time.Duration
@@ -113,7 +118,7 @@ func New(cfg Config, follow Follow, nc *nats.Conn, m *Metrics, log *slog.Logger)
 		m, _ = NewMetrics(nil) // nothing to register, so no error
 	}
 	s := &Subscriber{cfg: cfg, follow: follow, nc: nc, metrics: &m.sub, log: log,
-		admit: newAdmission(cfg.HeartbeatMembership, follow.Endpoints),
+		admit: newAdmission(cfg.HeartbeatMembership, follow.Endpoints, follow.Member),
 		queue: make(chan inbound, cfg.QueueSize), now: time.Now, streams: map[Source]*streamState{},
 		replay: &m.replay, ready: make(chan struct{}), done: make(chan struct{}),
 		byEndpoint: map[string]map[Source]struct{}{}, syncDone: make(chan syncResult),

@@ -23,6 +23,7 @@ const (
 	clearStreamStart = "stream_start"
 	clearExpired     = "expired"
 	clearLeave       = "leave"
+	clearNotMember   = "not_member"
 )
 
 func (s *Subscriber) handle(in inbound) {
@@ -42,6 +43,7 @@ func (s *Subscriber) handle(in inbound) {
 	}
 	if !s.admit.admits(src.Model, src.Endpoint) {
 		s.reject("unknown_endpoint", "event message for an endpoint that is not a member", in.msg.Subject, src.Endpoint)
+		s.forgetNonMember(src)
 		return
 	}
 	s.mu.Lock()

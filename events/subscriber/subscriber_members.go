@@ -18,11 +18,12 @@ func (s *Subscriber) handleHeartbeat(in inbound) {
 		s.reject("mismatch", "heartbeat body and subject disagree", in.msg.Subject, h.Endpoint)
 		return
 	}
+	src := Source{Model: model, Endpoint: endpoint, DPRank: h.DPRank}
 	if !s.admit.admits(model, endpoint) {
 		s.reject("unknown_endpoint", "heartbeat for an endpoint that is not a member", in.msg.Subject, endpoint)
+		s.forgetNonMember(src)
 		return
 	}
-	src := Source{Model: model, Endpoint: endpoint, DPRank: h.DPRank}
 	s.mu.Lock()
 	st := s.stream(src)
 	changed := st.fresh.LastHeartbeat.IsZero() || st.fresh.EngineConnected != h.EngineConnected ||
@@ -80,6 +81,20 @@ func (s *Subscriber) expire() {
 	for _, src := range dead {
 		s.metrics.expired.Inc()
 		s.remove(src, s.streams[src], clearExpired)
+	}
+}
+
+// forgetNonMember drops the stream of a source that was admitted before and
+// is not a member now (a Pod that left its InferencePool, by readiness or
+// deletion): its blocks go, and if it becomes a member again its next
+// heartbeat is a first contact, which syncs it from its relay, instead of
+// resuming a stream whose blocks were dropped.
+func (s *Subscriber) forgetNonMember(src Source) {
+	s.mu.Lock()
+	st := s.streams[src]
+	s.mu.Unlock()
+	if st != nil {
+		s.remove(src, st, clearNotMember)
 	}
 }
 
