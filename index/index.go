@@ -132,8 +132,12 @@ func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expire
 	out := getPending()
 	defer putPending(out)
 	created := 0
-	for base := 0; base < len(keys); base += lookupBatch {
-		created += ix.speculateBatch(keys[base:min(base+lookupBatch, len(keys))], ep, d, at, expires, now, remote, out)
+	if len(keys) >= specGroupMin {
+		created = ix.speculateGrouped(keys, ep, d, at, expires, now, remote, out)
+	} else {
+		for base := 0; base < len(keys); base += lookupBatch {
+			created += ix.speculateBatch(keys[base:min(base+lookupBatch, len(keys))], ep, d, at, expires, now, remote, out)
+		}
 	}
 	if remote {
 		ix.stats.remoteSpeculated.Add(int64(created))

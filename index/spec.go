@@ -59,8 +59,8 @@ type specTable struct {
 	queue expiryQueue
 }
 
-// specChunkBits sizes the prediction slab's chunks (2048 entries, 64 KiB).
-const specChunkBits = 11
+// specChunkBits sizes the prediction slab's chunks (512 entries, 16 KiB: a shard holding any prediction keeps one).
+const specChunkBits = 9
 
 // at returns the prediction with 1-based index i.
 func (t *specTable) at(i uint32) *spec {
