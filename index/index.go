@@ -132,7 +132,7 @@ func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expire
 	out := getPending()
 	defer putPending(out)
 	created := 0
-	if len(keys) >= specGroupMin {
+	if ix.groups(len(keys)) {
 		created = ix.speculateGrouped(keys, ep, d, at, expires, now, remote, out)
 	} else {
 		for base := 0; base < len(keys); base += lookupBatch {

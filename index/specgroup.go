@@ -9,9 +9,14 @@ import "sync"
 // expiry-and-budget pass (afterWrite) run once per shard run instead of once
 // per eight keys. Within a run the keys are still probed eight at a time
 // before any is written, so the probes' cache misses overlap.
+//
+// Grouping pays once a shard gets several batches' worth of keys: with one
+// or two keys per shard a run could not overlap its probes' misses, which
+// eight keys of eight shards do.
 const (
-	// specGroupMin is the prediction length from which keys are grouped.
-	specGroupMin = 4 * lookupBatch
+	// specGroupPerShard is the mean keys per shard from which a prediction's
+	// keys are grouped.
+	specGroupPerShard = 2 * lookupBatch
 	// specRun bounds the keys inserted under one hold of a shard's lock
 	// (some tens of microseconds), so lookups on that shard wait little.
 	specRun = 64
@@ -26,6 +31,9 @@ type shardGroups struct {
 	keys []Key
 	end  []int32
 }
+
+// groups reports whether a prediction of n keys is inserted grouped.
+func (ix *Index) groups(n int) bool { return n >= specGroupPerShard*len(ix.shards) }
 
 var groupPool = sync.Pool{New: func() any { return new(shardGroups) }}
 

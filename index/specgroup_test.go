@@ -18,7 +18,7 @@ func TestSpeculateGroupedMatchesBatched(t *testing.T) {
 		confirmed int // leading blocks endpoint a holds confirmed
 		earlier   int // leading blocks an earlier decision predicted on a
 	}{
-		{name: "shortest grouped", blocks: specGroupMin},
+		{name: "shortest grouped", blocks: 8 * specGroupPerShard},
 		{name: "long, none held", blocks: 3000},
 		{name: "long, a confirmed prefix skipped", blocks: 1000, confirmed: 300},
 		{name: "long, an earlier prediction kept", blocks: 1000, earlier: 500},
@@ -38,6 +38,9 @@ func TestSpeculateGroupedMatchesBatched(t *testing.T) {
 				}
 				if tt.earlier > 0 {
 					f.ix.Speculate("a", keys[:tt.earlier], 1, ttl)
+				}
+				if !f.ix.groups(tt.blocks) {
+					t.Fatalf("%d blocks over 8 shards are not grouped", tt.blocks)
 				}
 				if v == 0 {
 					got[v], _ = f.ix.Speculate("a", keys, 2, ttl)
