@@ -130,14 +130,21 @@ func (t *specTable) confirm(key Key, ep uint32, now int64, out *pending) {
 	t.end(key, at, prev, kind, now, out)
 }
 
-// expire ends, as StaleExpiry, every entry whose expiry plus grace has passed.
-func (t *specTable) expire(now, grace int64, out *pending) {
+// expire ends, as StaleExpiry, entries whose expiry plus grace has passed,
+// oldest first, reading at most limit references of the queue. It returns
+// how many it read and whether due references remain.
+func (t *specTable) expire(now, grace int64, limit int, out *pending) (read int, more bool) {
 	for t.queue.len() > 0 && t.queue.front().expires+grace <= now {
+		if read == limit {
+			return read, true
+		}
+		read++
 		r := t.queue.pop()
 		if at, prev := t.find(r.key, r.endpoint); at != 0 && t.at(at).expires == r.expires {
 			t.end(r.key, at, prev, StaleExpiry, now, out)
 		}
 	}
+	return read, false
 }
 
 // dropKey ends every prediction of key as Dropped.

@@ -73,14 +73,14 @@ func putGroups(g *shardGroups) {
 }
 
 // speculateGrouped is speculateBatch over a long prediction, shard by shard.
-func (ix *Index) speculateGrouped(keys []Key, ep uint32, d DecisionID, at, expires, now int64, remote bool, out *pending) int {
+func (ix *Index) speculateGrouped(keys []Key, sp *speculation) int {
 	g := ix.groupByShard(keys)
 	defer putGroups(g)
 	created, lo := 0, 0
 	for s, end := range g.end {
 		for hi := int(end); lo < hi; {
 			run := g.keys[lo:min(lo+specRun, hi)]
-			created += ix.speculateShard(&ix.shards[s], run, ep, d, at, expires, now, remote, out)
+			created += ix.speculateShard(&ix.shards[s], run, sp)
 			lo += len(run)
 		}
 	}
@@ -89,20 +89,19 @@ func (ix *Index) speculateGrouped(keys []Key, ep uint32, d DecisionID, at, expir
 
 // speculateShard inserts predictions of keys, all of shard s, under one hold
 // of its write lock.
-func (ix *Index) speculateShard(s *shard, keys []Key, ep uint32, d DecisionID, at, expires, now int64, remote bool, out *pending) int {
+func (ix *Index) speculateShard(s *shard, keys []Key, sp *speculation) int {
 	s.mu.Lock()
-	c := &s.c
 	created := 0
 	for base := 0; base < len(keys); base += lookupBatch {
 		batch := keys[base:min(base+lookupBatch, len(keys))]
 		ix.probeBatch(batch)
 		for _, k := range batch {
-			if !c.holdsEndpoint(k, ep) && c.spec.insert(k, ep, d, at, expires, remote) {
+			if sp.insert(&s.c, k) {
 				created++
 			}
 		}
 	}
-	ix.afterWrite(s, now, out)
+	ix.afterSpeculate(s, sp)
 	s.mu.Unlock()
 	return created
 }

@@ -78,9 +78,10 @@ func specBatched(ix *Index, endpoint string, keys []Key, d DecisionID, ttl time.
 	now := ix.now()
 	out := getPending()
 	defer putPending(out)
+	sp := &speculation{ep: ep, d: d, at: now, expires: now + int64(ttl), now: now, out: out, expiries: writeExpiries + 2*len(keys)}
 	created := 0
 	for base := 0; base < len(keys); base += lookupBatch {
-		created += ix.speculateBatch(keys[base:min(base+lookupBatch, len(keys))], ep, d, now, now+int64(ttl), now, false, out)
+		created += ix.speculateBatch(keys[base:min(base+lookupBatch, len(keys))], sp)
 	}
 	ix.report(*out)
 	return created
