@@ -59,7 +59,8 @@ type specTable struct {
 	queue expiryQueue
 }
 
-// specChunkBits sizes the prediction slab's chunks (512 entries, 16 KiB: a shard holding any prediction keeps one).
+// specChunkBits sizes the prediction slab's chunks: 512 entries, 16 KiB,
+// which every shard that ever held a prediction keeps.
 const specChunkBits = 9
 
 // at returns the prediction with 1-based index i.
