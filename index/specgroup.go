@@ -6,7 +6,7 @@ import "sync"
 // shard by shard rather than lookupBatch keys at a time: its keys are
 // grouped by shard (a stable counting sort), and each shard is write-locked
 // once per specRun of its keys, so the lock operations and the
-// expiry-and-budget pass (afterWrite) run once per shard run instead of once
+// expiry-and-budget pass (afterSpeculate) run once per shard run instead of once
 // per eight keys. Within a run the keys are still probed eight at a time
 // before any is written, so the probes' cache misses overlap.
 //
