@@ -166,10 +166,12 @@ func BenchmarkSpeculate(b *testing.B) {
 			ev := benchEvent("", 3, n)
 			keys, _ := AppendKeys(nil, ev.Identity, 16, ev.Tokens)
 			b.ReportAllocs()
+			cpu := benchcpu.Start()
 			for i := 0; b.Loop(); i++ {
 				ix.Speculate("10.0.0.9:8000", keys, DecisionID(i), time.Second)
 				clock.Advance(2 * time.Second) // the next round expires this one
 			}
+			cpu.Report(b)
 		})
 	}
 }

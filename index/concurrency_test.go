@@ -27,6 +27,10 @@ func TestConcurrentUse(t *testing.T) {
 			for s := range 300 {
 				f.lookup(t, s%7, 5, eps...)
 				f.ix.Speculate(eps[(s+i)%3], keysOf(t, s%7, 3), DecisionID(s), time.Millisecond)
+				if s%10 == 0 { // a long prediction, inserted shard by shard
+					f.ix.Speculate(eps[(s+i)%3], keysOf(t, s%7, 80), DecisionID(s), time.Millisecond)
+					f.lookup(t, s%7, 80, eps...)
+				}
 				f.clock.Advance(time.Millisecond)
 				f.ix.Sweep()
 			}

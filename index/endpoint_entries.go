@@ -52,7 +52,7 @@ func (t *specTable) countLive(ep uint32, now int64) int {
 	}
 	n := 0
 	t.heads.all(func(key Key, _ uint32) {
-		if at, _ := t.find(key, ep); at != 0 && now < t.specs[at-1].expires {
+		if at, _ := t.find(key, ep); at != 0 && now < t.at(at).expires {
 			n++
 		}
 	})

@@ -82,10 +82,33 @@ func (ix *Index) onEvict(h holderID) {
 	}
 }
 
-// afterWrite expires due predictions and enforces the shard's budget; the
-// caller holds the shard's write lock.
+// Expiry work is bounded per lock hold. Predictions come due in bursts: the
+// ones a burst of decisions made, all together a TTL (and grace) later, or
+// all that fell due while the process was not scheduled. Ending thousands of
+// them under the lock of whichever write touches the shard next would put
+// that write (often a routing decision's speculative insert) in the tail,
+// so a write ends at most writeExpiries of its shard's due references, more
+// than the few a write makes come due in steady state, and Sweep drains the
+// rest sweepExpiries at a time, releasing the lock between runs. A due
+// prediction no longer matches in Lookup, so a delayed ending changes only
+// when its outcome is reported.
+const (
+	writeExpiries = 64
+	sweepExpiries = 1024
+)
+
+// afterWrite expires due predictions (up to writeExpiries) and enforces the
+// shard's budget; the caller holds the shard's write lock. A speculative
+// insert also bounds its expiries over all the shards it touches, to
+// writeExpiries plus two per key, so a routing decision's commit ends at
+// most a few hundred (afterSpeculate).
 func (ix *Index) afterWrite(s *shard, now int64, out *pending) {
-	s.c.spec.expire(now, ix.grace, out)
+	s.c.spec.expire(now, ix.grace, writeExpiries, out)
+	ix.evict(s, now, out)
+}
+
+// evict enforces the shard's budget; the caller holds its write lock.
+func (ix *Index) evict(s *shard, now int64, out *pending) {
 	if n := s.c.evict(ix.budget, now, ix.tick(), out); n > 0 {
 		ix.stats.evictedKeys.Add(int64(n))
 	}
@@ -118,6 +141,17 @@ func (ix *Index) Speculate(endpoint string, keys []Key, d DecisionID, ttl time.D
 	return ix.speculate(endpoint, keys, d, now, now+int64(ttl), false)
 }
 
+// speculation is one speculate call's prediction and its budget of expiry
+// references (see writeExpiries).
+type speculation struct {
+	ep               uint32
+	d                DecisionID
+	at, expires, now int64
+	remote           bool
+	out              *pending
+	expiries         int
+}
+
 // speculate inserts predictions of keys on endpoint made at at and live until
 // expires (Unix nanoseconds), flagged remote when another replica made them.
 func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expires int64, remote bool) (int, error) {
@@ -128,12 +162,17 @@ func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expire
 	if err != nil {
 		return 0, fmt.Errorf("speculating on %q: too many endpoints: %w", endpoint, err)
 	}
-	now := ix.now()
 	out := getPending()
 	defer putPending(out)
+	sp := &speculation{ep: ep, d: d, at: at, expires: expires, now: ix.now(), remote: remote, out: out,
+		expiries: writeExpiries + 2*len(keys)}
 	created := 0
-	for base := 0; base < len(keys); base += lookupBatch {
-		created += ix.speculateBatch(keys[base:min(base+lookupBatch, len(keys))], ep, d, at, expires, now, remote, out)
+	if ix.groups(len(keys)) {
+		created = ix.speculateGrouped(keys, sp)
+	} else {
+		for base := 0; base < len(keys); base += lookupBatch {
+			created += ix.speculateBatch(keys[base:min(base+lookupBatch, len(keys))], sp)
+		}
 	}
 	if remote {
 		ix.stats.remoteSpeculated.Add(int64(created))
@@ -148,36 +187,51 @@ func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expire
 // write locks, taken in ascending shard order as Lookup takes its read locks.
 // As in Lookup, every key's slots are probed before any entry is written, so
 // the probes' cache misses overlap instead of following one another.
-func (ix *Index) speculateBatch(batch []Key, ep uint32, d DecisionID, at, expires, now int64, remote bool, out *pending) int {
+func (ix *Index) speculateBatch(batch []Key, sp *speculation) int {
 	var buf [lookupBatch]uint64
 	shards := ix.lockBatch(batch, &buf)
 	ix.probeBatch(batch)
 	created := 0
 	for _, k := range batch {
-		c := &ix.shardOf(k).c
-		if !c.holdsEndpoint(k, ep) && c.spec.insert(k, ep, d, at, expires, remote) {
+		if sp.insert(&ix.shardOf(k).c, k) {
 			created++
 		}
 	}
 	for _, i := range shards {
 		s := &ix.shards[i]
-		ix.afterWrite(s, now, out)
+		ix.afterSpeculate(s, sp)
 		s.mu.Unlock()
 	}
 	return created
 }
 
+// insert predicts key in c unless the endpoint holds it confirmed; it
+// reports whether an entry was created.
+func (sp *speculation) insert(c *core, k Key) bool {
+	return !c.holdsEndpoint(k, sp.ep) && c.spec.insert(k, sp.ep, sp.d, sp.at, sp.expires, sp.remote)
+}
+
+// afterSpeculate is afterWrite within the call's expiry budget.
+func (ix *Index) afterSpeculate(s *shard, sp *speculation) {
+	read, _ := s.c.spec.expire(sp.now, ix.grace, min(writeExpiries, sp.expiries), sp.out)
+	sp.expiries = max(0, sp.expiries-read)
+	ix.evict(s, sp.now, sp.out)
+}
+
 // Sweep ends expired predictions (as StaleExpiry once Options.Grace has passed).
-// Writes sweep the shards they touch; the owner calls Sweep periodically, for
-// example every 100 ms, so quiet shards report their outcomes too.
+// Writes end up to writeExpiries of each shard they touch; the owner calls
+// Sweep periodically, for example every 100 ms, so quiet shards report their
+// outcomes too and a burst of due predictions is drained off the request path.
 func (ix *Index) Sweep() {
 	now := ix.now()
 	var out pending
 	for i := range ix.shards {
 		s := &ix.shards[i]
-		s.mu.Lock()
-		s.c.spec.expire(now, ix.grace, &out)
-		s.mu.Unlock()
+		for more := true; more; {
+			s.mu.Lock()
+			_, more = s.c.spec.expire(now, ix.grace, sweepExpiries, &out)
+			s.mu.Unlock()
+		}
 	}
 	ix.report(out)
 }

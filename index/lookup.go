@@ -231,8 +231,8 @@ func (w *walk) mark(c *core, slot *keySlot, spec uint32, now int64, tick uint32,
 			}
 		}
 	}
-	for i := spec; i != 0; i = c.spec.specs[i-1].next {
-		s := &c.spec.specs[i-1]
+	for i := spec; i != 0; i = c.spec.at(i).next {
+		s := c.spec.at(i)
 		if cand := w.candidate(s.endpoint()); cand >= 0 && now < s.expires {
 			w.spec[cand] = ki
 		}

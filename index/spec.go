@@ -44,22 +44,48 @@ type expiryRef struct {
 // per second times blocks per prompt times TTL.
 type specTable struct {
 	// heads maps a key to the 1-based head of its prediction list. It is a
-	// flatKeys (the stamp unused) rather than a Go map: Lookup probes it for
+	// keyTable (the stamp unused) rather than a Go map: Lookup probes it for
 	// every key in a shard holding predictions and every decision inserts
-	// its missing blocks, and a flat probe is one dependent load.
-	heads flatKeys
-	specs []spec
+	// its missing blocks, and a flat probe is one dependent load. Its parts
+	// make a growth copy a sixteenth of the shard's predictions, so the
+	// decision that triggers one is not held up by the whole table.
+	heads keyTable
+	// specs is a chunked slab (specChunkBits), so growing it never copies
+	// and never holds the shard's lock for a large copy.
+	specs [][]spec
+	size  uint32 // entries ever allocated
 	free  uint32
 	n     int
-	queue []expiryRef
-	qhead int
+	queue expiryQueue
+}
+
+// specChunkBits sizes the prediction slab's chunks: 512 entries, 16 KiB,
+// which every shard that ever held a prediction keeps.
+const specChunkBits = 9
+
+// at returns the prediction with 1-based index i.
+func (t *specTable) at(i uint32) *spec {
+	return &t.specs[(i-1)>>specChunkBits][(i-1)&(1<<specChunkBits-1)]
+}
+
+// alloc returns the 1-based index of a free prediction slot.
+func (t *specTable) alloc() uint32 {
+	if i := t.free; i != 0 {
+		t.free = t.at(i).next
+		return i
+	}
+	if t.size&(1<<specChunkBits-1) == 0 {
+		t.specs = append(t.specs, make([]spec, 1<<specChunkBits))
+	}
+	t.size++
+	return t.size
 }
 
 func newSpecTable() specTable { return specTable{} }
 
 func (t *specTable) find(key Key, ep uint32) (at, prev uint32) {
-	for i := t.heads.head(key); i != 0; i = t.specs[i-1].next {
-		if t.specs[i-1].endpoint() == ep {
+	for i := t.heads.head(key); i != 0; i = t.at(i).next {
+		if t.at(i).endpoint() == ep {
 			return i, prev
 		}
 		prev = i
@@ -73,24 +99,19 @@ func (t *specTable) find(key Key, ep uint32) (at, prev uint32) {
 // whether an entry was created.
 func (t *specTable) insert(key Key, ep uint32, d DecisionID, at, expires int64, remote bool) bool {
 	if i, _ := t.find(key, ep); i != 0 {
-		s := &t.specs[i-1]
+		s := t.at(i)
 		if expires > s.expires {
 			s.expires = expires
-			t.queue = append(t.queue, expiryRef{key, ep, expires})
+			t.queue.push(expiryRef{key, ep, expires})
 		}
 		return false
 	}
 	s := spec{owner: ownerOf(ep, remote), next: t.heads.head(key), decision: d, at: at, expires: expires}
-	if i := t.free; i != 0 {
-		t.free = t.specs[i-1].next
-		t.specs[i-1] = s
-		t.heads.put(key, i, 0)
-	} else {
-		t.specs = append(t.specs, s)
-		t.heads.put(key, uint32(len(t.specs)), 0)
-	}
+	i := t.alloc()
+	*t.at(i) = s
+	t.heads.put(key, i, 0)
 	t.n++
-	t.queue = append(t.queue, expiryRef{key, ep, expires})
+	t.queue.push(expiryRef{key, ep, expires})
 	return true
 }
 
@@ -104,25 +125,27 @@ func (t *specTable) confirm(key Key, ep uint32, now int64, out *pending) {
 		return
 	}
 	kind := Confirmed
-	if now >= t.specs[at-1].expires {
+	if now >= t.at(at).expires {
 		kind = EarlyExpiry
 	}
 	t.end(key, at, prev, kind, now, out)
 }
 
-// expire ends, as StaleExpiry, every entry whose expiry plus grace has passed.
-func (t *specTable) expire(now, grace int64, out *pending) {
-	for t.qhead < len(t.queue) && t.queue[t.qhead].expires+grace <= now {
-		r := t.queue[t.qhead]
-		t.qhead++
-		if at, prev := t.find(r.key, r.endpoint); at != 0 && t.specs[at-1].expires == r.expires {
+// expire ends, as StaleExpiry, entries whose expiry plus grace has passed,
+// oldest first, reading at most limit references of the queue. It returns
+// how many it read and whether due references remain.
+func (t *specTable) expire(now, grace int64, limit int, out *pending) (read int, more bool) {
+	for t.queue.len() > 0 && t.queue.front().expires+grace <= now {
+		if read == limit {
+			return read, true
+		}
+		read++
+		r := t.queue.pop()
+		if at, prev := t.find(r.key, r.endpoint); at != 0 && t.at(at).expires == r.expires {
 			t.end(r.key, at, prev, StaleExpiry, now, out)
 		}
 	}
-	if t.qhead > 1024 && t.qhead*2 > len(t.queue) {
-		t.queue = append(t.queue[:0], t.queue[t.qhead:]...)
-		t.qhead = 0
-	}
+	return read, false
 }
 
 // dropKey ends every prediction of key as Dropped.
@@ -150,7 +173,7 @@ func (t *specTable) dropEndpoint(ep uint32, now int64, out *pending) {
 }
 
 func (t *specTable) end(key Key, at, prev uint32, kind OutcomeKind, now int64, out *pending) {
-	s := t.specs[at-1]
+	s := *t.at(at)
 	out.add(kind, s.endpoint(), s.remote(), s.decision, time.Duration(now-s.at))
 	if prev == 0 {
 		if s.next == 0 {
@@ -159,9 +182,9 @@ func (t *specTable) end(key Key, at, prev uint32, kind OutcomeKind, now int64, o
 			t.heads.put(key, s.next, 0)
 		}
 	} else {
-		t.specs[prev-1].next = s.next
+		t.at(prev).next = s.next
 	}
-	t.specs[at-1] = spec{next: t.free}
+	*t.at(at) = spec{next: t.free}
 	t.free = at
 	t.n--
 }
@@ -199,6 +222,16 @@ type pendingOutcome struct {
 }
 
 func (p *pending) add(kind OutcomeKind, ep uint32, remote bool, d DecisionID, latency time.Duration) {
+	// Outcomes come in runs (an expiry queue and a confirmed chain are in
+	// decision order), so the last outcome is checked first: a long list is
+	// then scanned once per run rather than once per block.
+	if n := len(*p); n > 0 {
+		if o := &(*p)[n-1]; o.kind == kind && o.endpoint == ep && o.remote == remote && o.decision == d {
+			o.blocks++
+			o.latency = max(o.latency, latency)
+			return
+		}
+	}
 	for i := range *p {
 		o := &(*p)[i]
 		if o.kind == kind && o.endpoint == ep && o.remote == remote && o.decision == d {

@@ -126,3 +126,53 @@ func TestExpiredPredictionDoesNotMatch(t *testing.T) {
 		t.Errorf("expired prediction matched: %+v", m)
 	}
 }
+
+// TestWriteExpiryBounded lets many predictions fall due at once and checks
+// that one write ends at most writeExpiries of a shard's, that the rest stay
+// unmatchable, and that Sweep ends them all.
+func TestWriteExpiryBounded(t *testing.T) {
+	tests := []struct {
+		name string
+		n    int // predictions due together, all in one shard
+	}{
+		{"fewer than the bound", writeExpiries / 2},
+		{"exactly the bound", writeExpiries},
+		{"a burst", 5*writeExpiries + 3},
+		{"beyond one sweep run", sweepExpiries + 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, Options{Shards: 1})
+			keys := keysOf(t, 1, tt.n)
+			if n, err := f.ix.Speculate("a", keys, 7, time.Second); n != tt.n || err != nil {
+				t.Fatalf("Speculate = %d, %v", n, err)
+			}
+			f.clock.Advance(2 * time.Second)
+			f.ix.Speculate("b", keysOf(t, 2, 1), 8, time.Second) // a write to the shard
+			ended := blocksOf(f.obs.take(), StaleExpiry)
+			if want := min(tt.n, writeExpiries); ended != want {
+				t.Fatalf("one write ended %d, want %d", ended, want)
+			}
+			if m := f.ix.Lookup(keys, []string{"a"}, nil); m[0] != (Match{}) {
+				t.Fatalf("due predictions still match: %+v", m[0])
+			}
+			f.ix.Sweep()
+			if ended += blocksOf(f.obs.take(), StaleExpiry); ended != tt.n {
+				t.Fatalf("after Sweep %d ended, want %d", ended, tt.n)
+			}
+			if got := f.ix.Stats().Speculative; got != 1 {
+				t.Fatalf("%d predictions left, want 1 (b's)", got)
+			}
+		})
+	}
+}
+
+func blocksOf(os []Outcome, kind OutcomeKind) int {
+	n := 0
+	for _, o := range os {
+		if o.Kind == kind {
+			n += o.Blocks
+		}
+	}
+	return n
+}

@@ -33,7 +33,7 @@ func (t *specTable) withdraw(key Key, ep uint32, d DecisionID, now int64, out *p
 		return false
 	}
 	at, prev := t.find(key, ep)
-	if at == 0 || t.specs[at-1].decision != d || t.specs[at-1].remote() {
+	if at == 0 || t.at(at).decision != d || t.at(at).remote() {
 		return false
 	}
 	t.end(key, at, prev, StaleExpiry, now, out)

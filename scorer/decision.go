@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/warmroute/warmroute/index"
 )
@@ -73,15 +74,34 @@ type Decision struct {
 	// inlineFallbacks holds Fallbacks when there are few, as with the
 	// default count, saving an allocation per decision.
 	inlineFallbacks [4]string
-	promptTokens    int
-	blockSize       int
-	prefill         int64
-	s               *Scorer // nil for decisions not made by a Scorer
+	// reasonBuf holds Reason's bytes when they fit, saving an allocation
+	// per decision; it is written once, before Pick returns.
+	reasonBuf    [reasonInline]byte
+	promptTokens int
+	blockSize    int
+	prefill      int64
+	s            *Scorer // nil for decisions not made by a Scorer
 
 	committed, started, usage, failed, released, moved atomic.Bool
 	// served is the fallback the proxy reported using, once Served moved
 	// the accounting there; nil while the chosen endpoint holds it.
 	served atomic.Pointer[string]
+}
+
+// reasonInline is how many reason bytes a Decision holds without an
+// allocation: a prefix decision's reason with an IPv6 endpoint fits.
+const reasonInline = 240
+
+// setReason sets Reason to b's text, in reasonBuf when it fits. The string
+// shares reasonBuf's memory, which keeps the Decision alive while the string
+// is referenced and is never written again.
+func (d *Decision) setReason(b []byte) {
+	if len(b) == 0 || len(b) > len(d.reasonBuf) {
+		d.Reason = string(b)
+		return
+	}
+	n := copy(d.reasonBuf[:], b)
+	d.Reason = unsafe.String(&d.reasonBuf[0], n)
 }
 
 // target is the endpoint holding the decision's accounting: the chosen

@@ -84,14 +84,14 @@ func (l *Load) addPrefill(endpoint string, delta int64) { l.get(endpoint).prefil
 // so the same slice (same first element, same length) means the same names,
 // and counters are never removed: a decision over the same snapshot reads
 // the counters directly instead of hashing every name (about 20 us at 512
-// candidates). Names without counters yet are looked up again each time.
+// candidates). A candidate without a counter gets one (at zero) when its
+// snapshot is first read, so no later decision hashes its name again.
 // It holds the snapshot, so that memory cannot be reused for other names.
 //
 // Owned by one pooled work; the zero value is empty.
 type loadRefs struct {
 	names []string
 	refs  []*endpointLoad
-	nils  int // refs still nil
 }
 
 func sameSnapshot(a, b []string) bool {
@@ -101,36 +101,45 @@ func sameSnapshot(a, b []string) bool {
 // readCached fills dst with the load of each endpoint, through r.
 func (l *Load) readCached(endpoints []string, r *loadRefs, dst []loadSample) []loadSample {
 	if !sameSnapshot(r.names, endpoints) {
-		r.names, r.refs, r.nils = endpoints, r.refs[:0], len(endpoints)
-		for range endpoints {
-			r.refs = append(r.refs, nil)
-		}
-	}
-	if r.nils > 0 {
-		l.resolve(r)
+		r.names, r.refs = endpoints, l.resolve(endpoints, r.refs[:0])
 	}
 	dst = dst[:0]
 	for _, c := range r.refs {
-		var s loadSample
-		if c != nil {
-			s = loadSample{inflight: c.inflight.Load(), prefill: c.prefill.Load()}
-		}
-		dst = append(dst, s)
+		dst = append(dst, loadSample{inflight: c.inflight.Load(), prefill: c.prefill.Load()})
 	}
 	return dst
 }
 
-// resolve fills r's nil counters from the map, under one read lock.
-func (l *Load) resolve(r *loadRefs) {
+// resolve appends the counter of each name to refs, creating missing ones
+// under one write lock.
+func (l *Load) resolve(names []string, refs []*endpointLoad) []*endpointLoad {
 	l.mu.RLock()
-	defer l.mu.RUnlock()
-	r.nils = 0
-	for i, c := range r.refs {
+	missing := 0
+	for _, name := range names {
+		c := l.byEnd[name]
 		if c == nil {
-			if c = l.byEnd[r.names[i]]; c == nil {
-				r.nils++
-			}
-			r.refs[i] = c
+			missing++
 		}
+		refs = append(refs, c)
 	}
+	l.mu.RUnlock()
+	if missing == 0 {
+		return refs
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byEnd == nil {
+		l.byEnd = map[string]*endpointLoad{}
+	}
+	for i, c := range refs {
+		if c != nil {
+			continue
+		}
+		if c = l.byEnd[names[i]]; c == nil {
+			c = new(endpointLoad)
+			l.byEnd[names[i]] = c
+		}
+		refs[i] = c
+	}
+	return refs
 }

@@ -233,7 +233,7 @@ func (s *Scorer) decide(w *work, pl *pool, candidates []string, d *Decision, not
 	}
 	d.prefill = int64(max(0, d.promptTokens-d.Match.Blocks()*d.blockSize))
 	w.reason = appendReason(w.reason[:0], f, best, total[best], ties, w.herded, note)
-	d.Reason = string(w.reason)
+	d.setReason(w.reason)
 	s.opts.Metrics.decision(d.Basis)
 }
 
