@@ -18,8 +18,10 @@ import (
 )
 
 // maxSettings bounds the configuration file's leaf settings: every knob is
-// one more thing an operator must understand.
-const maxSettings = 57
+// one more thing an operator must understand. 58: pools[].engine, because
+// vLLM and SGLang tokenize the same chat request differently and the router
+// cannot tell which engine a pool runs.
+const maxSettings = 58
 
 // notSettings are serve flags that configure the process, not the router.
 var notSettings = []string{"config", "log-level", "log-format"}
