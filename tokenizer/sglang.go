@@ -142,7 +142,7 @@ func (t *Tokenizer) tokenID(content string) (uint32, bool) {
 // TypeError or another code path in SGLang): refused rather than guessed.
 var sglangReservedKwargs = []string{
 	"add_generation_prompt", "tools", "conversation", "messages", "chat_template", "tokenize",
-	"return_dict", "continue_final_message", "documents", "padding", "truncation", "max_length",
+	"return_dict", "continue_final_message", "padding", "truncation", "max_length",
 	"return_tensors", "return_assistant_tokens_mask", "tokenizer_kwargs",
 }
 
