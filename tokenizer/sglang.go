@@ -370,7 +370,7 @@ func (c *ChatTemplate) sglangContent(content jinja.Value, role string) (jinja.Va
 			}
 			thinking, _ := pd.Get("thinking")
 			text, _ := pd.Get("text")
-			if thinking.IsNone() == text.IsNone() {
+			if absent(thinking) == absent(text) {
 				return content, fmt.Errorf("a thinking part needs exactly one of thinking or text")
 			}
 		case "image_url", "video_url", "audio_url", "input_audio", "tool_reference":
@@ -617,3 +617,6 @@ func hasPrepend(n normalizer) bool {
 	}
 	return false
 }
+
+// absent is a missing or null field.
+func absent(v jinja.Value) bool { return v.IsNone() || v.IsUndefined() }

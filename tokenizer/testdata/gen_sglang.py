@@ -213,6 +213,18 @@ EXTRA_CHAT = {
             {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "call_1", "content": ["21", {"type": "text", "text": "sunny"}]}]},
     "null_content_user": {"messages": [{"role": "user", "content": None}]},
+    "kwargs_documents": {"chat_template_kwargs": {"documents": [{"title": "Doc A", "text": "Alpha."}]},
+                         "messages": [{"role": "user", "content": "Summarise the documents."}]},
+    "tool_choice_function": {"tools": TOOLS, "tool_choice": {"type": "function", "function": {"name": "search"}},
+                             "messages": [U]},
+    "tool_choice_required": {"tools": TOOLS, "tool_choice": "required", "messages": [U]},
+    "assistant_thinking_part": {"messages": [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "Hello."}]},
+        {"role": "user", "content": "Bye"}]},
+    "image_part": {"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "What is this?"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}]}]},
+    "uppercase_role": {"messages": [{"role": "System", "content": "Be brief."}, {"role": "user", "content": "Hi"}]},
 }
 EXTRA_COMPLETION = {
     "prompt_empty_list_text": {"prompt": ""},
