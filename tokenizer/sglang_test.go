@@ -106,3 +106,24 @@ func TestRenderSGLangContinue(t *testing.T) {
 		t.Fatalf("got %+v", p)
 	}
 }
+
+// FuzzRenderSGLang: any messages, tools and tool_choice either render or
+// fail with one of the package's errors; nothing panics.
+func FuzzRenderSGLang(f *testing.F) {
+	f.Add(`[{"role":"user","content":"hi"}]`, `[{"type":"function","function":{"name":"f"}}]`, `"auto"`)
+	f.Add(`[{"role":"assistant","content":[{"type":"thinking","text":"t"}],"tool_calls":[{"function":{"name":"f","arguments":"{}"}}]}]`, `null`, `{"function":{"name":"f"}}`)
+	f.Add(`[{"role":"tool","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]`, `[]`, `"none"`)
+	c, err := NewChatTemplate(`{{ messages | tojson }}{{ tools | tojson }}`, "", "", WithEngine(EngineSGLang))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, msgs, tools, choice string) {
+		if !json.Valid([]byte(msgs)) || !json.Valid([]byte(tools)) || !json.Valid([]byte(choice)) {
+			return
+		}
+		_, err := c.RenderPrompt(ChatRequest{Messages: json.RawMessage(msgs), Tools: json.RawMessage(tools), ToolChoice: json.RawMessage(choice)})
+		if err != nil && !errors.Is(err, ErrRequest) && !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrTemplate) && !errors.Is(err, ErrMalformed) {
+			t.Fatalf("unexpected error kind: %v", err)
+		}
+	})
+}
