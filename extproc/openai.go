@@ -41,6 +41,9 @@ type wireRequest struct {
 	// only, as vLLM does.
 	ContinueFinalMessage jsontext.Value `json:"continue_final_message"`
 	ChatTemplate         jsontext.Value `json:"chat_template"`
+	// ToolChoice is kept for SGLang pools, whose templates see no tools
+	// under "none" and only the named one under a function choice.
+	ToolChoice jsontext.Value `json:"tool_choice"`
 }
 
 // wireStreamOptions is stream_options; only include_usage matters to the

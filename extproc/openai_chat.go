@@ -61,6 +61,9 @@ func (w *wireRequest) readChat(req *scorer.Request) error {
 	if req.Documents, err = rawOfKind(w.Documents, '[', "documents", "a list"); err != nil {
 		return err
 	}
+	if k := w.ToolChoice.Kind(); k == '"' || k == '{' {
+		req.ToolChoice = []byte(w.ToolChoice)
+	}
 	req.ChatTemplateKwargs, err = rawOfKind(w.ChatTemplateKwargs, '{', "chat_template_kwargs", "an object")
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/tokenizer"
 )
 
 // Config is the routing part of the router's configuration file: the pools,
@@ -54,6 +55,11 @@ type PoolConfig struct {
 	// prompt text tokenized per request is bounded by 8 bytes per token.
 	// Zero means not known: the text is bounded by DefaultMaxTokenizeBytes.
 	MaxModelLen int `json:"maxModelLen,omitempty"`
+	// Engine is the pool's serving engine, "vllm" (default) or "sglang":
+	// the engines read different request fields and normalise chat
+	// messages differently before their templates see them, so the pool's
+	// prompts are tokenized as that engine does (tokenizer.Engine).
+	Engine string `json:"engine,omitempty"`
 	// InferencePool takes the pool's endpoints from Kubernetes: the ready
 	// Pods that this Gateway API Inference Extension InferencePool
 	// ("name", or "namespace/name"; the router's own namespace by default)
@@ -229,6 +235,9 @@ func validatePools(pools []PoolConfig, defaultPool string) []error {
 		}
 		if p.MaxModelLen < 0 {
 			errs = append(errs, fmt.Errorf("pools[%d] %q: maxModelLen must not be negative, got %d", i, p.Name, p.MaxModelLen))
+		}
+		if _, err := tokenizer.ParseEngine(p.Engine); err != nil {
+			errs = append(errs, fmt.Errorf("pools[%d] %q: %w", i, p.Name, err))
 		}
 		if err := p.Tokenizer.validate(); err != nil {
 			errs = append(errs, fmt.Errorf("pools[%d] %q: %w", i, p.Name, err))

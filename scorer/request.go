@@ -51,6 +51,9 @@ type Request struct {
 	// Documents is a chat request's documents, verbatim, for templates that
 	// support retrieval.
 	Documents json.RawMessage
+	// ToolChoice is a chat request's tool_choice (a string or an object),
+	// verbatim, or empty.
+	ToolChoice json.RawMessage
 	// ReasoningEffort is a chat request's reasoning_effort, or empty.
 	ReasoningEffort string
 	// ContinueFinalMessage is a chat request's continue_final_message: the

@@ -21,7 +21,11 @@ func LoadTokens(pools []PoolConfig, m *tokenizer.Metrics) (map[string]Tokens, er
 		if !pc.Tokenizer.Enabled() {
 			continue
 		}
-		t, err := poolTokens(tc, m)
+		engine, err := tokenizer.ParseEngine(pc.Engine)
+		if err != nil {
+			return nil, fmt.Errorf("pool %q: %w: %w", pc.Name, ErrTokenizerConfig, err)
+		}
+		t, err := poolTokens(tc, engine, m)
 		if err != nil {
 			return nil, fmt.Errorf("pool %q: %w: %w", pc.Name, ErrTokenizerConfig, err)
 		}
@@ -30,7 +34,7 @@ func LoadTokens(pools []PoolConfig, m *tokenizer.Metrics) (map[string]Tokens, er
 	return out, nil
 }
 
-func poolTokens(tc TokenizerConfig, m *tokenizer.Metrics) (Tokens, error) {
+func poolTokens(tc TokenizerConfig, engine tokenizer.Engine, m *tokenizer.Metrics) (Tokens, error) {
 	client := &http.Client{}
 	if tc.Mode == TokenizerRemote {
 		return NewRemoteTokens(client, remoteTimeout), nil
@@ -39,7 +43,7 @@ func poolTokens(tc TokenizerConfig, m *tokenizer.Metrics) (Tokens, error) {
 	if err != nil {
 		return nil, err
 	}
-	local := NewLocalTokens(tk)
+	local := NewLocalTokens(tk, WithEngine(engine))
 	if tc.Mode == TokenizerDrift {
 		return NewDriftTokens(local, driftSampleRate, m, client, remoteTimeout), nil
 	}

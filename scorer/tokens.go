@@ -53,6 +53,7 @@ func chatRequest(req *Request) (tokenizer.ChatRequest, error) {
 		Documents:            req.Documents,
 		ContinueFinalMessage: req.ContinueFinalMessage,
 		Template:             req.ChatTemplate,
+		ToolChoice:           req.ToolChoice,
 	}, nil
 }
 
@@ -92,12 +93,25 @@ type LocalTokens struct {
 	chat    *tokenizer.ChatTemplate // nil: the model has no chat template
 	harmony *tokenizer.HarmonyChat  // set for a Harmony vocabulary (GPT-OSS)
 	prefix  *tokenizer.PrefixCache
+	engine  tokenizer.Engine
 }
 
 // LocalOption configures NewLocalTokens.
 type LocalOption func(*localOptions)
 
-type localOptions struct{ harmonyDate func() string }
+type localOptions struct {
+	harmonyDate func() string
+	engine      tokenizer.Engine
+}
+
+// WithEngine makes the tokens mirror engine e's request preprocessing (vLLM
+// by default). For SGLang a completion always gets the tokenizer's special
+// tokens (SGLang has no add_special_tokens for completions) and chat renders
+// as SGLang renders it (tokenizer.EngineSGLang), GPT-OSS included: SGLang
+// uses the model's Jinja template there, not Harmony.
+func WithEngine(e tokenizer.Engine) LocalOption {
+	return func(o *localOptions) { o.engine = e }
+}
 
 // WithHarmonyDate sets the start date a Harmony (GPT-OSS) prompt carries, as
 // YYYY-MM-DD; the default is today in UTC (the engine's date when it runs in
@@ -118,10 +132,13 @@ func NewLocalTokens(tk *tokenizer.Tokenizer, opts ...LocalOption) *LocalTokens {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	l := &LocalTokens{tk: tk, prefix: tokenizer.NewPrefixCache(tk, DefaultPrefixCacheBytes)}
-	if tk.Harmony() {
+	l := &LocalTokens{tk: tk, prefix: tokenizer.NewPrefixCache(tk, DefaultPrefixCacheBytes), engine: o.engine}
+	switch {
+	case o.engine == tokenizer.EngineSGLang:
+		l.chat, _ = tk.ChatTemplate(tokenizer.WithEngine(o.engine)) // absent template: chat requests report it
+	case tk.Harmony():
 		l.harmony = tokenizer.NewHarmonyChat(o.harmonyDate)
-	} else {
+	default:
 		l.chat, _ = tk.ChatTemplate() // absent template: chat requests report it
 	}
 	return l
@@ -143,6 +160,9 @@ func (l *LocalTokens) AppendTokens(_ context.Context, req *Request, _ []string, 
 		return dst, nil
 	case ids != nil:
 		return appendTokenIDs(dst, ids)
+	}
+	if l.engine == tokenizer.EngineSGLang {
+		return tooLong(l.tk.AppendEncodeSGLang(dst, text))
 	}
 	return tooLong(l.tk.AppendEncode(dst, text, req.AddSpecialTokens()))
 }
@@ -174,11 +194,19 @@ func (l *LocalTokens) chatTokens(req *Request, dst []uint32) ([]uint32, error) {
 		}
 		return tooLong(l.prefix.AppendEncode(dst, text, false))
 	}
-	text, err := l.chat.Render(cr)
+	if l.engine == tokenizer.EngineSGLang {
+		if err := l.tk.SGLangCompatible(); err != nil {
+			return nil, err
+		}
+	}
+	p, err := l.chat.RenderPrompt(cr)
 	if err != nil {
 		return nil, err
 	}
-	return tooLong(l.prefix.AppendEncode(dst, text, cr.AddSpecialTokens))
+	if dst, err = l.prefix.AppendEncode(dst, p.Text, p.AddSpecialTokens); err != nil || !p.HasContinue {
+		return tooLong(dst, err)
+	}
+	return tooLong(l.tk.AppendContinuation(dst, p.Continue))
 }
 
 // RemoteTokens asks one of the pool's engines (POST /tokenize), chosen at

@@ -211,7 +211,12 @@ func (s *Server) decodeAgent(a agentAPI, body []byte) (agentRequest, error) {
 		return agentRequest{}, fmt.Errorf("encoding messages: %w", err)
 	}
 	req.Chat = &ChatPrompt{Messages: msgs, Tools: json.RawMessage(cr.Tools), Kwargs: json.RawMessage(cr.ChatTemplateKwargs),
-		AddGenerationPrompt: !cr.NoGenerationPrompt}
+		AddGenerationPrompt: !cr.NoGenerationPrompt, Documents: json.RawMessage(cr.Documents),
+		ReasoningEffort: cr.ReasoningEffort, ContinueFinalMessage: cr.ContinueFinalMessage, Template: cr.ChatTemplate}
+	if cr.SpecialTokens != scorer.SpecialTokensDefault {
+		on := cr.AddSpecialTokens()
+		req.AddSpecialTokens = &on
+	}
 	if req.Prompt, err = flattenRawChat(*req.Chat); err != nil {
 		return agentRequest{}, err
 	}

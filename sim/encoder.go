@@ -15,6 +15,13 @@ type ChatPrompt struct {
 	Tools               json.RawMessage
 	Kwargs              json.RawMessage
 	AddGenerationPrompt bool
+	// Documents, ReasoningEffort, ContinueFinalMessage and Template are the
+	// request's documents, reasoning_effort, continue_final_message and
+	// chat_template, rendered as vLLM renders them (tokenizer.ChatRequest).
+	Documents            json.RawMessage
+	ReasoningEffort      string
+	ContinueFinalMessage bool
+	Template             string
 }
 
 // promptEncoder turns a request's prompt into token ids. Implementations
@@ -48,17 +55,21 @@ func flattenRawChat(c ChatPrompt) (string, error) {
 	return flattenChat(msgs, c.Tools)
 }
 
-// hfEncoder is the project's tokenizer with the model's chat template: the
-// same ids the router computes and vLLM would.
+// hfEncoder is the project's tokenizer with the model's chat template (or
+// Harmony for GPT-OSS): the same ids the router computes and vLLM would.
 type hfEncoder struct {
-	tk   *tokenizer.Tokenizer
-	chat *tokenizer.ChatTemplate // nil: the model has no template
+	tk      *tokenizer.Tokenizer
+	chat    *tokenizer.ChatTemplate // nil: the model has no template
+	harmony *tokenizer.HarmonyChat  // set for a Harmony vocabulary
 }
 
 func loadHFEncoder(dir string) (*hfEncoder, error) {
 	tk, err := tokenizer.LoadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("loading tokenizer from %s: %w", dir, err)
+	}
+	if tk.Harmony() {
+		return &hfEncoder{tk: tk, harmony: tokenizer.NewHarmonyChat(tokenizer.UTCDate)}, nil
 	}
 	chat, _ := tk.ChatTemplate() // absent: chat requests get ErrNoChatTemplate
 	return &hfEncoder{tk: tk, chat: chat}, nil
@@ -67,12 +78,21 @@ func loadHFEncoder(dir string) (*hfEncoder, error) {
 func (h *hfEncoder) encode(req Request, addSpecial bool) ([]int, error) {
 	text := req.Prompt
 	if req.Chat != nil {
-		if h.chat == nil {
-			return nil, ErrNoChatTemplate
-		}
+		c := req.Chat
+		cr := tokenizer.ChatRequest{Messages: c.Messages, Tools: c.Tools, Kwargs: c.Kwargs,
+			AddGenerationPrompt: c.AddGenerationPrompt, AddSpecialTokens: addSpecial, Documents: c.Documents,
+			ReasoningEffort: c.ReasoningEffort, ContinueFinalMessage: c.ContinueFinalMessage, Template: c.Template}
 		var err error
-		text, err = h.chat.Render(tokenizer.ChatRequest{Messages: req.Chat.Messages, Tools: req.Chat.Tools,
-			Kwargs: req.Chat.Kwargs, AddGenerationPrompt: req.Chat.AddGenerationPrompt})
+		switch {
+		case h.harmony != nil:
+			// vLLM encodes a Harmony prompt without special tokens.
+			text, err = h.harmony.Render(cr)
+			addSpecial = false
+		case h.chat == nil:
+			return nil, ErrNoChatTemplate
+		default:
+			text, err = h.chat.Render(cr)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("rendering chat template: %w: %w", ErrInvalidRequest, err)
 		}

@@ -21,6 +21,10 @@ type Request struct {
 	// Chat, when set, is the chat request Prompt was flattened from; a real
 	// tokenizer renders it with the model's chat template instead.
 	Chat *ChatPrompt
+	// AddSpecialTokens is the request's add_special_tokens; nil takes vLLM's
+	// default, on for completions and off for chat (the template writes
+	// them).
+	AddSpecialTokens *bool
 	// MaxTokens bounds the generated tokens; zero means Options.DefaultMaxTokens.
 	MaxTokens int
 	// LoRA names the adapter the request runs under; empty for the base model.
@@ -168,7 +172,11 @@ func (e *Engine) Tokenize(req Request, addSpecial bool) ([]int, error) {
 }
 
 func (e *Engine) newSequence(req Request) (*Sequence, error) {
-	prompt, err := e.Tokenize(req, req.Chat == nil)
+	addSpecial := req.Chat == nil
+	if req.AddSpecialTokens != nil {
+		addSpecial = *req.AddSpecialTokens
+	}
+	prompt, err := e.Tokenize(req, addSpecial)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,8 @@ type commonFields struct {
 	CacheSalt     *string        `json:"cache_salt"`
 	// KVTransfer is vLLM's kv_transfer_params (pd.go).
 	KVTransfer *kvTransferRequest `json:"kv_transfer_params"`
+	// AddSpecialTokens is add_special_tokens, read by both APIs.
+	AddSpecialTokens *bool `json:"add_special_tokens"`
 }
 
 func (c commonFields) toRequest(maxTokens *int) (apiRequest, error) {
@@ -40,7 +42,7 @@ func (c commonFields) toRequest(maxTokens *int) (apiRequest, error) {
 	if c.N != nil && *c.N != 1 {
 		return apiRequest{}, fmt.Errorf("%w: n must be 1, got %d", ErrUnsupported, *c.N)
 	}
-	r := apiRequest{Request: Request{Model: c.Model}, Stream: c.Stream}
+	r := apiRequest{Request: Request{Model: c.Model, AddSpecialTokens: c.AddSpecialTokens}, Stream: c.Stream}
 	if c.CacheSalt != nil {
 		if *c.CacheSalt == "" {
 			return apiRequest{}, fmt.Errorf("%w: cache_salt must not be empty", ErrInvalidRequest)
@@ -134,6 +136,21 @@ type chatBody struct {
 	Tools               json.RawMessage `json:"tools"`
 	AddGenerationPrompt *bool           `json:"add_generation_prompt"`
 	ChatTemplateKwargs  json.RawMessage `json:"chat_template_kwargs"`
+	chatFields
+}
+
+// chatFields are the chat fields vLLM's renderer reads besides messages,
+// tools and chat_template_kwargs.
+type chatFields struct {
+	Documents            json.RawMessage `json:"documents"`
+	ReasoningEffort      string          `json:"reasoning_effort"`
+	ContinueFinalMessage bool            `json:"continue_final_message"`
+	ChatTemplate         string          `json:"chat_template"`
+}
+
+func (f chatFields) apply(c *ChatPrompt) {
+	c.Documents, c.ReasoningEffort = f.Documents, f.ReasoningEffort
+	c.ContinueFinalMessage, c.Template = f.ContinueFinalMessage, f.ChatTemplate
 }
 
 // rawMessages keeps the messages exactly as sent, for a real chat template.
@@ -164,5 +181,6 @@ func decodeChat(body []byte) (apiRequest, error) {
 	json.Unmarshal(body, &raw) // cannot fail: the same body decoded above
 	r.Chat = &ChatPrompt{Messages: raw.Messages, Tools: b.Tools, Kwargs: b.ChatTemplateKwargs,
 		AddGenerationPrompt: b.AddGenerationPrompt == nil || *b.AddGenerationPrompt}
+	b.chatFields.apply(r.Chat)
 	return r, nil
 }

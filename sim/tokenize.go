@@ -17,6 +17,10 @@ type tokenizeBody struct {
 	ChatTemplateKwargs  json.RawMessage `json:"chat_template_kwargs"`
 	AddSpecialTokens    *bool           `json:"add_special_tokens"`
 	AddGenerationPrompt *bool           `json:"add_generation_prompt"`
+	// vLLM's /tokenize has no documents or reasoning_effort (clients send
+	// them as chat_template_kwargs); it reads these two.
+	ContinueFinalMessage bool   `json:"continue_final_message"`
+	ChatTemplate         string `json:"chat_template"`
 }
 
 type tokenizeResponse struct {
@@ -64,6 +68,7 @@ func decodeTokenize(body []byte) (Request, bool, error) {
 		return req, b.AddSpecialTokens == nil || *b.AddSpecialTokens, nil
 	}
 	req.Chat = &ChatPrompt{Messages: b.Messages, Tools: b.Tools, Kwargs: b.ChatTemplateKwargs,
-		AddGenerationPrompt: b.AddGenerationPrompt == nil || *b.AddGenerationPrompt}
+		AddGenerationPrompt:  b.AddGenerationPrompt == nil || *b.AddGenerationPrompt,
+		ContinueFinalMessage: b.ContinueFinalMessage, Template: b.ChatTemplate}
 	return req, b.AddSpecialTokens != nil && *b.AddSpecialTokens, nil
 }

@@ -41,6 +41,10 @@ type ChatRequest struct {
 	// model's "tool_use" template for a request with tools when there is
 	// one, else the default (ChatTemplates.Pick).
 	Template string
+	// ToolChoice is the request's tool_choice, verbatim, or empty. Only an
+	// SGLang template reads it (EngineSGLang): "none" hides the tools, a
+	// function choice shows that tool alone.
+	ToolChoice json.RawMessage
 }
 
 // ChatTemplate renders one model's chat template the way transformers
@@ -59,6 +63,8 @@ type ChatTemplate struct {
 	opts  []ChatOption
 	bos   string
 	eos   string
+	// engine is whose preprocessing Render mirrors (WithEngine).
+	engine Engine
 }
 
 // ChatOption configures a ChatTemplate.
@@ -98,10 +104,15 @@ func NewChatTemplate(src, bos, eos string, opts ...ChatOption) (*ChatTemplate, e
 
 // ChatTemplate compiles the default template (from chat_template.jinja,
 // tokenizer_config.json or chat_template.json; see LoadDir). A Harmony
-// vocabulary (GPT-OSS) has none to offer: vLLM does not render its chat with
-// the template (see Harmony).
+// vocabulary (GPT-OSS) has none to offer to vLLM, which does not render its
+// chat with the template (see Harmony); SGLang does (WithEngine).
 func (t *Tokenizer) ChatTemplate(opts ...ChatOption) (*ChatTemplate, error) {
-	if t.Harmony() {
+	var probe ChatTemplate
+	for _, o := range opts {
+		o(&probe)
+	}
+	// SGLang renders GPT-OSS chat with its Jinja template.
+	if t.Harmony() && probe.engine != EngineSGLang {
 		return nil, fmt.Errorf("loading chat template: vLLM renders this model's chat in the Harmony format, not with its template: %w", ErrTemplate)
 	}
 	if t.config.ChatTemplate == "" {

@@ -16,12 +16,18 @@ type Config struct {
 	ChatTemplates map[string]string
 	BOSToken      string
 	EOSToken      string
+	// AddBOSToken is tokenizer_config.json's add_bos_token: true.
+	AddBOSToken bool
+	// TokenizerClass is its tokenizer_class (transformers' class name).
+	TokenizerClass string
 }
 
 type configJSON struct {
-	ChatTemplate json.RawMessage `json:"chat_template"`
-	BOSToken     json.RawMessage `json:"bos_token"`
-	EOSToken     json.RawMessage `json:"eos_token"`
+	AddBOSToken    *bool           `json:"add_bos_token"`
+	TokenizerClass string          `json:"tokenizer_class"`
+	ChatTemplate   json.RawMessage `json:"chat_template"`
+	BOSToken       json.RawMessage `json:"bos_token"`
+	EOSToken       json.RawMessage `json:"eos_token"`
 }
 
 func parseConfig(data []byte) (Config, error) {
@@ -35,6 +41,8 @@ func parseConfig(data []byte) (Config, error) {
 		return Config{}, err
 	}
 	c.BOSToken, c.EOSToken = tokenString(j.BOSToken), tokenString(j.EOSToken)
+	c.AddBOSToken = j.AddBOSToken != nil && *j.AddBOSToken
+	c.TokenizerClass = j.TokenizerClass
 	return c, nil
 }
 

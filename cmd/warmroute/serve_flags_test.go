@@ -19,10 +19,12 @@ import (
 )
 
 // maxSettings bounds the configuration file's leaf settings: every knob is
-// one more thing an operator must understand. 58: pools[].endpoints[].role,
+// one more thing an operator must understand. 59: pools[].endpoints[].role,
 // the prefill/decode role of a static endpoint, which Kubernetes pools read
-// from a pod label and static pools have nowhere else to say.
-const maxSettings = 58
+// from a pod label and static pools have nowhere else to say; and
+// pools[].engine, because vLLM and SGLang tokenize the same chat request
+// differently and the router cannot tell which engine a pool runs.
+const maxSettings = 59
 
 // entrySettings are settings inside list entries that take either a plain
 // or an object form (a pool endpoint is "ip:port" or {address, role}); the
