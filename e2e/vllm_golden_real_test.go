@@ -93,16 +93,27 @@ func goldenShapeOnVLLM(t *testing.T, local *scorer.LocalTokens, e *vllmEngine, p
 	}
 	// /tokenize takes one prompt; the router routes a list on its first.
 	tokenizeBody, list := firstPrompt(t, body)
-	got := tokenizeRaw(t, e.Sim.Addr, tokenizeBody)
-	if !slices.Equal(got, ids) {
-		return fmt.Sprintf("engine /tokenize (%d ids) differs from the router and the golden (%d) at %d", len(got), len(ids), firstDiffIDs(ids, got))
+	r := mustDo(t, http.MethodPost, "http://"+e.Sim.Addr+"/tokenize", tokenizeBody, nil)
+	var tok struct {
+		Tokens []uint32 `json:"tokens"`
 	}
-	reply := sendVLLM(t, "http://"+e.Sim.Addr+path, withFields(body, `"max_tokens":1`))
-	if list == 0 && reply.prompt != len(ids) {
-		return fmt.Sprintf("engine prompt_tokens %d, router %d", reply.prompt, len(ids))
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &tok) != nil {
+		return fmt.Sprintf("engine /tokenize: %s", r)
 	}
-	if list > 0 && reply.prompt < len(ids) {
-		return fmt.Sprintf("engine prompt_tokens %d for %d prompts, the first alone has %d", reply.prompt, list, len(ids))
+	if !slices.Equal(tok.Tokens, ids) {
+		return fmt.Sprintf("engine /tokenize (%d ids) differs from the router and the golden (%d) at %d", len(tok.Tokens), len(ids), firstDiffIDs(ids, tok.Tokens))
+	}
+	r = mustDo(t, http.MethodPost, "http://"+e.Sim.Addr+path, withFields(body, `"max_tokens":1`), nil)
+	var out struct {
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"usage"`
+	}
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &out) != nil {
+		return fmt.Sprintf("engine %s: %s", path, r)
+	}
+	if n := out.Usage.PromptTokens; (list == 0 && n != len(ids)) || (list > 0 && n < len(ids)) {
+		return fmt.Sprintf("engine prompt_tokens %d (%d prompts), router %d", n, max(list, 1), len(ids))
 	}
 	return ""
 }
@@ -127,20 +138,6 @@ func firstPrompt(t *testing.T, body []byte) ([]byte, int) {
 		t.Fatal(err)
 	}
 	return out, len(list)
-}
-
-// tokenizeRaw posts body as it is (key order kept: tool schemas render in
-// it) to the engine's /tokenize.
-func tokenizeRaw(t *testing.T, addr string, body []byte) []uint32 {
-	t.Helper()
-	r := mustDo(t, http.MethodPost, "http://"+addr+"/tokenize", body, nil)
-	var out struct {
-		Tokens []uint32 `json:"tokens"`
-	}
-	if r.status != http.StatusOK || json.Unmarshal(r.body, &out) != nil {
-		t.Fatalf("/tokenize: %s", r)
-	}
-	return out.Tokens
 }
 
 // withFields splices fields ("key":value,...) in at the start of the JSON

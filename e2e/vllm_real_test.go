@@ -187,7 +187,10 @@ func launchVLLM(t *testing.T, name, python, modelDir, dir string) *vllmEngine {
 	p, err := harness.Start(name, dir, python, "-m", "vllm.entrypoints.openai.api_server", "--model", modelDir,
 		"--served-model-name", model, "--host", "127.0.0.1", "--port", strconv.Itoa(ports[0]),
 		"--block-size", strconv.Itoa(vllmBlockSize), "--max-model-len", "4096", "--enable-prompt-tokens-details",
-		"--kv-events-config", events)
+		"--kv-events-config", events,
+		// Tools with tool_choice auto (the default) need a tool parser;
+		// it reads the output only, the prompt renders the same.
+		"--enable-auto-tool-choice", "--tool-call-parser", "hermes")
 	if err != nil {
 		t.Fatal(err)
 	}
