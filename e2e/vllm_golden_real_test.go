@@ -50,6 +50,13 @@ func loadVLLMGolden(t *testing.T) vllmGoldenSet {
 	return g
 }
 
+// tokenizeIgnores are request fields vLLM 0.32.0's /tokenize does not take
+// (it drops unknown fields) but its chat completions do: for a shape with
+// one, the engine's prompt_tokens is the reference and /tokenize may differ.
+var tokenizeIgnores = map[string]string{
+	"reasoning_effort": `TokenizeChatRequest has no reasoning_effort; ChatCompletionRequest maps "none" to enable_thinking=false`,
+}
+
 // goldenOnVLLM sends every request shape of the golden to the real engine.
 // A shape the golden's vLLM rendered must give the router's ids from the
 // engine's /tokenize and as the engine's prompt_tokens (a completion with
@@ -100,8 +107,13 @@ func goldenShapeOnVLLM(t *testing.T, local *scorer.LocalTokens, e *vllmEngine, p
 	if r.status != http.StatusOK || json.Unmarshal(r.body, &tok) != nil {
 		return fmt.Sprintf("engine /tokenize: %s", r)
 	}
-	if !slices.Equal(tok.Tokens, ids) {
-		return fmt.Sprintf("engine /tokenize (%d ids) differs from the router and the golden (%d) at %d", len(tok.Tokens), len(ids), firstDiffIDs(ids, tok.Tokens))
+	tokenizeDiffers := !slices.Equal(tok.Tokens, ids)
+	if tokenizeDiffers {
+		why := tokenizeIgnored(t, body)
+		if why == "" {
+			return fmt.Sprintf("engine /tokenize (%d ids) differs from the router and the golden (%d) at %d", len(tok.Tokens), len(ids), firstDiffIDs(ids, tok.Tokens))
+		}
+		t.Logf("%s: engine /tokenize gives %d ids, the router and the golden %d: %s; prompt_tokens decides", c.Name, len(tok.Tokens), len(ids), why)
 	}
 	r = mustDo(t, http.MethodPost, "http://"+e.Sim.Addr+path, withFields(body, `"max_tokens":1`), nil)
 	var out struct {
@@ -114,6 +126,21 @@ func goldenShapeOnVLLM(t *testing.T, local *scorer.LocalTokens, e *vllmEngine, p
 	}
 	if n := out.Usage.PromptTokens; (list == 0 && n != len(ids)) || (list > 0 && n < len(ids)) {
 		return fmt.Sprintf("engine prompt_tokens %d (%d prompts), router %d", n, max(list, 1), len(ids))
+	}
+	return ""
+}
+
+// tokenizeIgnored names the field of body /tokenize ignores, if any.
+func tokenizeIgnored(t *testing.T, body []byte) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	for field, why := range tokenizeIgnores {
+		if _, ok := m[field]; ok {
+			return why
+		}
 	}
 	return ""
 }

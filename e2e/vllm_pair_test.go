@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,7 +74,10 @@ func TestRealVLLMPair(t *testing.T) {
 		t.Logf("golden shapes: %d rendered, router ids = /tokenize = prompt_tokens; %d refused by both vLLMs", rendered, refused)
 	})
 	t.Run("warm_before_finish", p.warmBeforeFinish)
-	t.Run("index_equals_engines", func(t *testing.T) { p.indexEqualsEngines(t, engines, logs) })
+	t.Run("index_equals_engines", func(t *testing.T) {
+		p.spread(t)
+		p.indexEqualsEngines(t, engines, logs)
+	})
 	t.Run("killed_engine", p.killedEngine)
 	t.Logf("pair suite: %s (engines healthy after %s and %s, started together)",
 		time.Since(began).Round(time.Second), engines[0].startup.Round(time.Second), engines[1].startup.Round(time.Second))
@@ -87,6 +92,34 @@ type vllmPair struct {
 	run     string
 	warm    []byte // a prompt body the warm check left cached on warmOn
 	warmOn  int    // index into engines
+}
+
+// spread gives both engines blocks of their own and shared ones: the warm
+// prompt and a prompt sharing its first half, straight to the engine that
+// does not hold it, a fresh prompt straight to each engine, and two fresh
+// prompts through Envoy. The index learns all of them from the events.
+func (p *vllmPair) spread(t *testing.T) {
+	t.Helper()
+	other := p.engines[1-p.warmOn]
+	var warm struct {
+		Prompt string `json:"prompt"`
+	}
+	if err := json.Unmarshal(p.warm, &warm); err != nil {
+		t.Fatal(err)
+	}
+	half := warm.Prompt[:len(warm.Prompt)/2] + words(p.run+"half", 20)
+	for _, e := range p.engines {
+		sendVLLM(t, "http://"+e.Sim.Addr+"/v1/completions", completionBody(t, words(p.run+e.Sim.ID, 60)))
+	}
+	sendVLLM(t, "http://"+other.Sim.Addr+"/v1/completions", completionBody(t, half))
+	sendVLLM(t, "http://"+other.Sim.Addr+"/v1/completions", p.warm)
+	for i := range 2 {
+		sendVLLM(t, p.f.Envoy.URL("/v1/completions"), completionBody(t, words(fmt.Sprintf("%sspread%d", p.run, i), 60)))
+	}
+}
+
+func completionBody(t *testing.T, prompt string) []byte {
+	return mustJSON(t, map[string]any{"model": model, "prompt": prompt, "max_tokens": 1})
 }
 
 // held returns each engine's block set by its own events.

@@ -277,7 +277,8 @@ func startVLLMFleet(ctx context.Context, t *testing.T, engines []*vllmEngine, se
 	cfg.Index.BlockSize = vllmBlockSize
 	cfg.Events.HeartbeatMisses = cmp.Or(o.heartbeatMisses, harness.RouterHeartbeatMisses)
 	cfg.TTL = o.ttl
-	if f.Router, err = harness.StartRouter(ctx, bin, dir, cfg); err != nil {
+	// JSON logs: the kill check reads the router's "endpoint down" line.
+	if f.Router, err = harness.StartRouter(ctx, bin, dir, cfg, jsonLogs...); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Router.Stop() })
