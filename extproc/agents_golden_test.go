@@ -27,6 +27,9 @@ type agentsGoldenCase struct {
 	ReasoningEffort    *string         `json:"reasoning_effort"`
 	Stream             bool            `json:"stream"`
 	IncludeUsage       bool            `json:"include_usage"`
+	// MergedMessages is vLLM's conversion for a template that wants system
+	// messages first, when it differs from Messages.
+	MergedMessages []any `json:"merged_messages"`
 }
 
 func loadAgentsGolden(t *testing.T) agentsGolden {
@@ -45,7 +48,7 @@ func loadAgentsGolden(t *testing.T) agentsGolden {
 	return g
 }
 
-func sortedNames(m map[string]agentsGoldenCase) []string {
+func sortedNames[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -93,6 +96,7 @@ func TestMessagesGolden(t *testing.T) {
 				return
 			}
 			compareChat(t, req, c)
+			compareMerged(t, req, c)
 			wantEffort := ""
 			if c.ReasoningEffort != nil {
 				wantEffort = *c.ReasoningEffort
@@ -114,6 +118,27 @@ func TestMessagesGolden(t *testing.T) {
 				t.Error("a Messages request turned the generation prompt off")
 			}
 		})
+	}
+}
+
+// compareMerged checks the system-first form the router carries against
+// vLLM's merge_inline_system conversion.
+func compareMerged(t *testing.T, req *scorer.Request, c agentsGoldenCase) {
+	t.Helper()
+	if c.MergedMessages == nil {
+		if req.SystemFirstMessages != nil {
+			t.Fatalf("the router carries a system-first form of %d messages; vLLM's merge changes nothing", len(req.SystemFirstMessages))
+		}
+		return
+	}
+	got := make([]any, len(req.SystemFirstMessages))
+	for i, m := range req.SystemFirstMessages {
+		mustUnmarshal(t, m.Raw, &got[i])
+	}
+	if g, w := normalizeArguments(got), normalizeArguments(c.MergedMessages); !reflect.DeepEqual(g, w) {
+		gb, _ := json.Marshal(g)
+		wb, _ := json.Marshal(w)
+		t.Fatalf("system-first messages:\n got  %s\n want %s", gb, wb)
 	}
 }
 
