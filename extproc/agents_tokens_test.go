@@ -28,10 +28,10 @@ func TestAgentTokensGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var g struct {
-		Families      []string                                        `json:"families"`
-		ProbeFamilies []string                                        `json:"probe_families"`
-		Responses map[string]struct{ Tokens map[string]goldenTokens } `json:"responses"`
-		Messages  map[string]struct{ Tokens map[string]goldenTokens } `json:"messages"`
+		Families      []string                                            `json:"families"`
+		ProbeFamilies []string                                            `json:"probe_families"`
+		Responses     map[string]struct{ Tokens map[string]goldenTokens } `json:"responses"`
+		Messages      map[string]struct{ Tokens map[string]goldenTokens } `json:"messages"`
 	}
 	if err := json.Unmarshal(b, &g); err != nil {
 		t.Fatal(err)

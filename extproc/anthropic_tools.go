@@ -26,8 +26,8 @@ type wireAnthropicTool struct {
 }
 
 type wireToolChange struct {
-	Type       string            `json:"type"`
-	Name       *string           `json:"name"`
+	Type       string             `json:"type"`
+	Name       *string            `json:"name"`
 	Definition *wireAnthropicTool `json:"definition"`
 }
 

@@ -73,10 +73,10 @@ type Subscriber struct {
 
 	// Snapshot sync (sync.go): replacer is the sink when it can take a
 	// snapshot; fetches run on syncs and report on syncDone.
-	replacer    Replacer
+	replacer Replacer
 	// onRestart hears each reset that says the engine restarted
 	// (OnEngineRestart); nil hears nothing.
-	onRestart func(Source)
+	onRestart   func(Source)
 	syncs       sync.WaitGroup
 	syncCtx     context.Context
 	syncDone    chan syncResult
