@@ -131,14 +131,20 @@ func compareMerged(t *testing.T, req *scorer.Request, c agentsGoldenCase) {
 		}
 		return
 	}
-	got := make([]any, len(req.SystemFirstMessages))
-	for i, m := range req.SystemFirstMessages {
+	compareMessages(t, "system-first messages", req.SystemFirstMessages, c.MergedMessages)
+}
+
+// compareMessages reports messages that differ from vLLM's.
+func compareMessages(t *testing.T, what string, msgs []scorer.Message, want []any) {
+	t.Helper()
+	got := make([]any, len(msgs))
+	for i, m := range msgs {
 		mustUnmarshal(t, m.Raw, &got[i])
 	}
-	if g, w := normalizeArguments(got), normalizeArguments(c.MergedMessages); !reflect.DeepEqual(g, w) {
+	if g, w := normalizeArguments(got), normalizeArguments(want); !reflect.DeepEqual(g, w) {
 		gb, _ := json.Marshal(g)
 		wb, _ := json.Marshal(w)
-		t.Fatalf("system-first messages:\n got  %s\n want %s", gb, wb)
+		t.Errorf("%s:\n got %s\nwant %s", what, gb, wb)
 	}
 }
 
@@ -163,15 +169,7 @@ func compareChat(t *testing.T, req *scorer.Request, c agentsGoldenCase) {
 	if req.Kind != scorer.KindChat {
 		t.Fatalf("kind = %v, want chat", req.Kind)
 	}
-	got := make([]any, len(req.Messages))
-	for i, m := range req.Messages {
-		mustUnmarshal(t, m.Raw, &got[i])
-	}
-	if g, w := normalizeArguments(got), normalizeArguments(c.Messages); !reflect.DeepEqual(g, w) {
-		gb, _ := json.Marshal(g)
-		wb, _ := json.Marshal(w)
-		t.Errorf("messages:\n got %s\nwant %s", gb, wb)
-	}
+	compareMessages(t, "messages", req.Messages, c.Messages)
 	var tools []any
 	if len(req.Tools) > 0 {
 		mustUnmarshal(t, req.Tools, &tools)
