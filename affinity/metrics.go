@@ -15,7 +15,7 @@ import (
 type Metrics struct {
 	lookups   [4]prometheus.Counter  // by scorer.AffinityResult
 	learned   *prometheus.CounterVec // source: local, remote
-	evicted   *prometheus.CounterVec // reason: age, room
+	evicted   *prometheus.CounterVec // reason: age, room, restart
 	shared    *prometheus.CounterVec // result: published, publish_error, received, own, malformed, ignored (expired or already known)
 	entries   *entriesCollector
 	lookupVec *prometheus.CounterVec
@@ -33,7 +33,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		learned: b.CounterVec("learned_total",
 			"Stored response ids learnt, by source: local (this replica's responses) or remote (another replica's).", "source"),
 		evicted: b.CounterVec("evictions_total",
-			"Response ids dropped from the table, by reason: age (older than affinity.maxAge) or room (the pool's table was full).",
+			"Response ids dropped from the table, by reason: age (older than affinity.maxAge), room (the pool's table was full) "+
+				"or restart (the storing engine restarted: answered 404 until it ages out).",
 			"reason"),
 		shared: b.CounterVec("share_messages_total",
 			"Response-id messages between replicas, by result: published, publish_error, received, own, malformed, ignored (expired or already known).",

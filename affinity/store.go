@@ -29,6 +29,9 @@ type Store struct {
 type entry struct {
 	endpoint string
 	at       time.Time
+	// gone is set once the endpoint's engine restarted after storing the
+	// response: the id is answered as not found until it ages out.
+	gone bool
 }
 
 // table is one pool's ids; queue holds them in the order learnt, the oldest
@@ -187,6 +190,8 @@ func (s *Store) Lookup(pool, id string, candidates []string) (string, scorer.Aff
 	}
 	r := scorer.AffinityUnsure
 	switch {
+	case ok && e.gone:
+		r = scorer.AffinityUnknown
 	case ok && slices.Contains(candidates, e.endpoint):
 		r = scorer.AffinityHit
 	case ok:
@@ -199,6 +204,26 @@ func (s *Store) Lookup(pool, id string, candidates []string) (string, scorer.Aff
 		return e.endpoint, r
 	}
 	return "", r
+}
+
+// EngineRestarted marks every id endpoint's engine stored before now as
+// gone: vLLM keeps stored responses in process memory, so a restarted
+// engine (seen by its relay, even if never seen down) answers them as not
+// found, and so does the router from now on, without a trip to the engine.
+// Ids learnt later are the new engine's.
+func (s *Store) EngineRestarted(endpoint string) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.pools {
+		for id, e := range t.byID {
+			if e.endpoint == endpoint && !e.gone && !e.at.After(now) {
+				e.gone = true
+				t.byID[id] = e
+				s.metrics.evicted.WithLabelValues("restart").Inc()
+			}
+		}
+	}
 }
 
 // Len returns the number of ids kept over all pools.

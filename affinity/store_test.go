@@ -114,3 +114,39 @@ func TestBoundedQueue(t *testing.T) {
 		t.Fatalf("Len = %d, want the bound 100", n)
 	}
 }
+
+// TestEngineRestarted: ids the restarted endpoint stored before its restart
+// are answered as not found (even while it is live and the table is not yet
+// complete); other endpoints' ids and ids it stores afterwards still route.
+func TestEngineRestarted(t *testing.T) {
+	s, clk := newStore(time.Hour, 100)
+	live := []string{"a:1", "b:1"}
+	s.Stored("p", "old_a", "a:1")
+	s.Stored("q", "old_a_q", "a:1")
+	s.Stored("p", "old_b", "b:1")
+	clk.Advance(time.Second)
+	s.EngineRestarted("a:1")
+	clk.Advance(time.Second)
+	s.Stored("p", "new_a", "a:1")
+	for _, tt := range []struct {
+		pool, id string
+		want     scorer.AffinityResult
+	}{
+		{"p", "old_a", scorer.AffinityUnknown},
+		{"q", "old_a_q", scorer.AffinityUnknown},
+		{"p", "old_b", scorer.AffinityHit},
+		{"p", "new_a", scorer.AffinityHit},
+	} {
+		if _, got := s.Lookup(tt.pool, tt.id, live); got != tt.want {
+			t.Errorf("%s/%s: %v, want %v", tt.pool, tt.id, got, tt.want)
+		}
+	}
+	if s.Len() != 4 {
+		t.Fatalf("%d ids kept, want 4 (gone ids age out as usual)", s.Len())
+	}
+	clk.Advance(time.Hour)
+	s.Lookup("q", "old_a_q", live) // evictions are per pool, on use
+	if _, got := s.Lookup("p", "old_a", live); got != scorer.AffinityUnknown || s.Len() != 0 {
+		t.Fatalf("after a window: %v with %d ids, want unknown and none", got, s.Len())
+	}
+}

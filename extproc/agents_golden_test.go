@@ -27,6 +27,9 @@ type agentsGoldenCase struct {
 	ReasoningEffort    *string         `json:"reasoning_effort"`
 	Stream             bool            `json:"stream"`
 	IncludeUsage       bool            `json:"include_usage"`
+	// MergedMessages is vLLM's conversion for a template that wants system
+	// messages first, when it differs from Messages.
+	MergedMessages []any `json:"merged_messages"`
 }
 
 func loadAgentsGolden(t *testing.T) agentsGolden {
@@ -45,7 +48,7 @@ func loadAgentsGolden(t *testing.T) agentsGolden {
 	return g
 }
 
-func sortedNames(m map[string]agentsGoldenCase) []string {
+func sortedNames[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -93,6 +96,7 @@ func TestMessagesGolden(t *testing.T) {
 				return
 			}
 			compareChat(t, req, c)
+			compareMerged(t, req, c)
 			wantEffort := ""
 			if c.ReasoningEffort != nil {
 				wantEffort = *c.ReasoningEffort
@@ -117,6 +121,33 @@ func TestMessagesGolden(t *testing.T) {
 	}
 }
 
+// compareMerged checks the system-first form the router carries against
+// vLLM's merge_inline_system conversion.
+func compareMerged(t *testing.T, req *scorer.Request, c agentsGoldenCase) {
+	t.Helper()
+	if c.MergedMessages == nil {
+		if req.SystemFirstMessages != nil {
+			t.Fatalf("the router carries a system-first form of %d messages; vLLM's merge changes nothing", len(req.SystemFirstMessages))
+		}
+		return
+	}
+	compareMessages(t, "system-first messages", req.SystemFirstMessages, c.MergedMessages)
+}
+
+// compareMessages reports messages that differ from vLLM's.
+func compareMessages(t *testing.T, what string, msgs []scorer.Message, want []any) {
+	t.Helper()
+	got := make([]any, len(msgs))
+	for i, m := range msgs {
+		mustUnmarshal(t, m.Raw, &got[i])
+	}
+	if g, w := normalizeArguments(got), normalizeArguments(want); !reflect.DeepEqual(g, w) {
+		gb, _ := json.Marshal(g)
+		wb, _ := json.Marshal(w)
+		t.Errorf("%s:\n got %s\nwant %s", what, gb, wb)
+	}
+}
+
 // checkGoldenError reports whether the case is one vLLM rejects, failing
 // unless the router rejects it too as a bad request.
 func checkGoldenError(t *testing.T, c agentsGoldenCase, err error) bool {
@@ -138,15 +169,7 @@ func compareChat(t *testing.T, req *scorer.Request, c agentsGoldenCase) {
 	if req.Kind != scorer.KindChat {
 		t.Fatalf("kind = %v, want chat", req.Kind)
 	}
-	got := make([]any, len(req.Messages))
-	for i, m := range req.Messages {
-		mustUnmarshal(t, m.Raw, &got[i])
-	}
-	if g, w := normalizeArguments(got), normalizeArguments(c.Messages); !reflect.DeepEqual(g, w) {
-		gb, _ := json.Marshal(g)
-		wb, _ := json.Marshal(w)
-		t.Errorf("messages:\n got %s\nwant %s", gb, wb)
-	}
+	compareMessages(t, "messages", req.Messages, c.Messages)
 	var tools []any
 	if len(req.Tools) > 0 {
 		mustUnmarshal(t, req.Tools, &tools)

@@ -28,9 +28,10 @@ func TestAgentTokensGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var g struct {
-		Families  []string                                            `json:"families"`
-		Responses map[string]struct{ Tokens map[string]goldenTokens } `json:"responses"`
-		Messages  map[string]struct{ Tokens map[string]goldenTokens } `json:"messages"`
+		Families      []string                                            `json:"families"`
+		ProbeFamilies []string                                            `json:"probe_families"`
+		Responses     map[string]struct{ Tokens map[string]goldenTokens } `json:"responses"`
+		Messages      map[string]struct{ Tokens map[string]goldenTokens } `json:"messages"`
 	}
 	if err := json.Unmarshal(b, &g); err != nil {
 		t.Fatal(err)
@@ -39,7 +40,8 @@ func TestAgentTokensGolden(t *testing.T) {
 		t.Fatal("the golden file renders no family")
 	}
 	raw := loadAgentsGolden(t)
-	for _, fam := range g.Families {
+	for _, fam := range append(g.Families, g.ProbeFamilies...) {
+		full := slices.Contains(g.Families, fam)
 		t.Run(fam, func(t *testing.T) {
 			tk, err := tokenizer.LoadDir(tokenizertest.Dir(t, fam))
 			if err != nil {
@@ -85,9 +87,55 @@ func TestAgentTokensGolden(t *testing.T) {
 					})
 				}
 			}
-			if n < 40 {
+			if full && n < 40 || n < 6 {
 				t.Fatalf("only %d shapes rendered for %s", n, fam)
 			}
 		})
+	}
+}
+
+// TestTemplateProbesGolden compares the router's probes of each family's
+// chat template with what vLLM's /v1/messages serving decides for it
+// (gen_agents.py runs vLLM's own probe code): whether inline system messages
+// are merged, and the effort thinking disabled maps to.
+func TestTemplateProbesGolden(t *testing.T) {
+	b, err := os.ReadFile("testdata/agents_golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Probes map[string]struct {
+			Merge  bool   `json:"merge_inline_system"`
+			Effort string `json:"disabled_thinking_effort"`
+		} `json:"probes"`
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	merges := 0
+	for _, fam := range sortedNames(g.Probes) {
+		want := g.Probes[fam]
+		if want.Merge {
+			merges++
+		}
+		t.Run(fam, func(t *testing.T) {
+			tk, err := tokenizer.LoadDir(tokenizertest.Dir(t, fam))
+			if err != nil {
+				t.Fatal(err)
+			}
+			chat, err := tk.ChatTemplate()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := chat.SystemFirst(); got != want.Merge {
+				t.Errorf("SystemFirst = %v, vLLM merges inline system: %v", got, want.Merge)
+			}
+			if got := chat.DisabledThinkingEffort(); got != want.Effort {
+				t.Errorf("DisabledThinkingEffort = %q, vLLM's probe: %q", got, want.Effort)
+			}
+		})
+	}
+	if len(g.Probes) < 4 || merges == 0 || merges == len(g.Probes) {
+		t.Fatalf("%d families probed, %d merging: the probes are not exercised both ways", len(g.Probes), merges)
 	}
 }

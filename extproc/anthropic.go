@@ -22,16 +22,17 @@ import (
 //   - a user's tool_result becomes a tool message placed before the user
 //     message (its list content's texts joined with "\n"; its images a
 //     following user message of image parts);
-//   - tools (name, description, input_schema) become chat function tools;
+//   - an assistant's tool_result becomes a text part "Tool result: " and
+//     Python's str() of its content (pyReprJSON for list content);
+//   - tools become chat function tools, with the system messages'
+//     tool_addition / tool_removal blocks applied (anthropic_tools.go);
 //   - thinking.type "disabled" is reasoning_effort "none", and
 //     output_config.effort sets reasoning_effort otherwise.
 //
 // vLLM merges inline system messages into the leading one when the chat
-// template rejects a system message after the first; the router keeps them
-// in place, so such a template fails to render and the request is routed on
-// load. Requests the conversion does not mirror (tool_addition and
-// tool_removal blocks, an assistant's tool_result with list content) are
-// routed on load too, and the engine answers them as usual.
+// template rejects a system message after the first (its probe renders
+// system, user, system, user); the request carries both forms and the
+// renderer picks by the same probe (scorer.Request.SystemFirstMessages).
 
 const pathMessages = "/v1/messages"
 
@@ -63,6 +64,7 @@ type wireBlock struct {
 	Input     jsontext.Value `json:"input"`
 	ToolUseID *string        `json:"tool_use_id"`
 	Content   jsontext.Value `json:"content"`
+	Tool      jsontext.Value `json:"tool"`
 }
 
 type wireImageSource struct {
@@ -70,13 +72,6 @@ type wireImageSource struct {
 	URL       string `json:"url"`
 	MediaType string `json:"media_type"`
 	Data      string `json:"data"`
-}
-
-type wireAnthropicTool struct {
-	Name        jsontext.Value `json:"name"`
-	Description jsontext.Value `json:"description"`
-	InputSchema jsontext.Value `json:"input_schema"`
-	Strict      jsontext.Value `json:"strict"`
 }
 
 type wireThinking struct {
@@ -87,46 +82,36 @@ type wireOutputConfig struct {
 	Effort *string `json:"effort"`
 }
 
-// errNotMirrored marks a request whose conversion the router does not
-// mirror; it is routed on load rather than refused.
-type errNotMirrored struct{ what string }
-
-func (e *errNotMirrored) Error() string { return e.what + " is not mirrored" }
-
 func parseMessages(path string, body []byte) (*scorer.Request, requestExtras, error) {
 	var w wireAnthropic
 	req, extra, err := decodeAgent(path, body, &w, &w.wireAgent)
 	if err != nil {
 		return nil, extra, err
 	}
-	msgs, err := anthropicMessages(w.System, w.Messages)
-	var nm *errNotMirrored
-	if asNotMirrored(err, &nm) {
-		return &scorer.Request{Kind: scorer.KindOther, Path: path, Model: req.Model, BodyBytes: len(body)}, extra, nil
-	}
+	conv, err := anthropicMessages(w.System, w.Messages)
 	if err != nil {
 		return nil, extra, err
 	}
-	if err := setMessages(req, msgs); err != nil {
+	if err := setMessages(req, conv.out); err != nil {
 		return nil, extra, err
 	}
-	if req.Tools, err = anthropicTools(w.Tools); err != nil {
+	if merged := conv.merged(); merged != nil {
+		alt := &scorer.Request{}
+		if err := setMessages(alt, merged); err != nil {
+			return nil, extra, err
+		}
+		req.SystemFirstMessages = alt.Messages
+	}
+	if req.Tools, err = anthropicTools(w.Tools, conv.changes); err != nil {
 		return nil, extra, err
 	}
 	return req, extra, readAnthropicEffort(w.Thinking, w.OutputConfig, req)
 }
 
-func asNotMirrored(err error, out **errNotMirrored) bool {
-	e, ok := err.(*errNotMirrored)
-	if ok {
-		*out = e
-	}
-	return ok
-}
-
 // readAnthropicEffort applies output_config.effort, then thinking: disabled
-// thinking is effort "none" (vLLM probes the template and uses "low" for
-// one that ignores "none"; the router assumes a template that honours it).
+// thinking is effort "none", which the renderer replaces with "low" for a
+// template that ignores "none" (scorer.Request.DisabledThinking), as vLLM's
+// probe of the template does.
 func readAnthropicEffort(thinking, outputConfig jsontext.Value, req *scorer.Request) error {
 	if !isNull(outputConfig) {
 		var oc wireOutputConfig
@@ -146,18 +131,31 @@ func readAnthropicEffort(thinking, outputConfig jsontext.Value, req *scorer.Requ
 	}
 	if t.Type == "disabled" {
 		req.ReasoningEffort = "none"
+		req.DisabledThinking = true
 	}
 	return nil
 }
 
-func anthropicMessages(system, messages jsontext.Value) ([]*chatMessage, error) {
-	var out []*chatMessage
+// anthropicConv is one request's conversion: the chat messages with inline
+// system messages in place, the tool changes found, and what a template that
+// wants system messages first gets instead (vLLM's merge_inline_system).
+type anthropicConv struct {
+	out      []*chatMessage
+	changes  []toolChange
+	inline   []string // inline system messages' text, in order
+	nonSys   []*chatMessage
+	topLevel string
+}
+
+func anthropicMessages(system, messages jsontext.Value) (*anthropicConv, error) {
+	c := &anthropicConv{}
 	sys, err := systemText(system)
 	if err != nil {
 		return nil, err
 	}
+	c.topLevel = sys
 	if sys != "" {
-		out = append(out, &chatMessage{Role: "system", Content: mustString(sys)})
+		c.out = append(c.out, &chatMessage{Role: "system", Content: mustString(sys)})
 	}
 	if messages.Kind() != '[' {
 		if isNull(messages) {
@@ -173,11 +171,32 @@ func anthropicMessages(system, messages jsontext.Value) ([]*chatMessage, error) 
 		return nil, &fieldError{"messages", ErrEmptyMessages}
 	}
 	for i := range raw {
-		if out, err = appendAnthropicMessage(out, &raw[i], i); err != nil {
+		if err := c.message(&raw[i], i); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return c, nil
+}
+
+// merged is the conversation vLLM builds for a template that rejects a
+// system message after the first: the top-level system text and every
+// inline system message's text joined into one leading system message. Nil
+// when the request has no inline system message (both forms are the same).
+func (c *anthropicConv) merged() []*chatMessage {
+	systems := len(c.inline)
+	if c.topLevel != "" {
+		systems++
+	}
+	if systems == 0 || systems == 1 && c.out[0].Role == "system" {
+		return nil // a lone leading system message: merging changes nothing
+	}
+	text := c.topLevel + strings.Join(c.inline, "")
+	return append([]*chatMessage{{Role: "system", Content: mustString(text)}}, c.nonSys...)
+}
+
+func (c *anthropicConv) add(m *chatMessage) {
+	c.out = append(c.out, m)
+	c.nonSys = append(c.nonSys, m)
 }
 
 // systemText joins the top-level system field's text.
@@ -211,35 +230,72 @@ func joinText(blocks []wireBlock) string {
 	return sb.String()
 }
 
-func appendAnthropicMessage(out []*chatMessage, m *wireAnthropicMessage, i int) ([]*chatMessage, error) {
+func (c *anthropicConv) message(m *wireAnthropicMessage, i int) error {
 	field := func(s string) string { return fmt.Sprintf("messages[%d]%s", i, s) }
 	var role string
 	if m.Role.Kind() != '"' || json.Unmarshal(m.Role, &role) != nil || role == "" {
-		return nil, wrongType(field(".role"), "a non-empty string")
+		return wrongType(field(".role"), "a non-empty string")
 	}
 	if m.Content.Kind() == '"' {
 		var s string
 		if json.Unmarshal(m.Content, &s) != nil {
-			return nil, wrongType(field(".content"), "a string or a list of blocks")
+			return wrongType(field(".content"), "a string or a list of blocks")
 		}
 		if role == "system" {
-			if s != "" && !strings.HasPrefix(s, billingHeader) {
-				out = append(out, &chatMessage{Role: role, Content: m.Content})
-			}
-			return out, nil
+			c.system(s, strings.HasPrefix(s, billingHeader))
+			return nil
 		}
-		return append(out, &chatMessage{Role: role, Content: m.Content}), nil
+		c.add(&chatMessage{Role: role, Content: m.Content})
+		return nil
 	}
 	var blocks []wireBlock
 	if m.Content.Kind() != '[' || json.Unmarshal(m.Content, &blocks, decodeOptions) != nil {
-		return nil, wrongType(field(".content"), "a string or a list of blocks")
+		return wrongType(field(".content"), "a string or a list of blocks")
 	}
 	if role == "system" {
-		if s := joinText(blocks); s != "" {
-			out = append(out, &chatMessage{Role: role, Content: mustString(s)})
-		}
-		return out, nil
+		return c.systemBlocks(blocks, field)
 	}
+	msg, err := c.blocks(role, blocks, field)
+	if err != nil || (role == "user" && msg.Content == nil) {
+		// vLLM drops a user message left without content (one that only
+		// carried tool results).
+		return err
+	}
+	c.add(msg)
+	return nil
+}
+
+// system adds an inline system message's text, unless it is empty or a
+// billing header.
+func (c *anthropicConv) system(text string, billing bool) {
+	if text == "" || billing {
+		return
+	}
+	c.out = append(c.out, &chatMessage{Role: "system", Content: mustString(text)})
+	c.inline = append(c.inline, text)
+}
+
+// systemBlocks reads a system message's blocks: its text, and its tool
+// changes (the only messages vLLM allows them in).
+func (c *anthropicConv) systemBlocks(blocks []wireBlock, field func(string) string) error {
+	for j := range blocks {
+		b := &blocks[j]
+		if b.Type != "tool_addition" && b.Type != "tool_removal" {
+			continue
+		}
+		ch, err := readToolChange(b, func(s string) string { return field(fmt.Sprintf(".content[%d]%s", j, s)) })
+		if err != nil {
+			return err
+		}
+		c.changes = append(c.changes, ch)
+	}
+	c.system(joinText(blocks), false)
+	return nil
+}
+
+// blocks converts a user or assistant message's content blocks. User tool
+// results are appended to the conversation first, as vLLM does.
+func (c *anthropicConv) blocks(role string, blocks []wireBlock, field func(string) string) (*chatMessage, error) {
 	msg := &chatMessage{Role: role}
 	var parts []map[string]any
 	var reasoning strings.Builder
@@ -273,20 +329,19 @@ func appendAnthropicMessage(out []*chatMessage, m *wireAnthropicMessage, i int) 
 			}
 			msg.ToolCalls = append(msg.ToolCalls, call)
 		case "tool_result":
-			var err error
 			if role == "user" {
-				if out, err = appendToolResult(out, b, bf); err != nil {
+				if err := c.toolResult(b, bf); err != nil {
 					return nil, err
 				}
 				continue
 			}
-			text, err := assistantToolResult(b)
+			text, err := assistantToolResult(b, bf)
 			if err != nil {
 				return nil, err
 			}
 			parts = append(parts, map[string]any{"type": "text", "text": "Tool result: " + text})
 		case "tool_addition", "tool_removal":
-			return nil, &errNotMirrored{"a " + b.Type + " block"}
+			return nil, invalid(bf(".type"), b.Type+` blocks are only allowed in messages with role "system"`)
 		default:
 			return nil, &fieldError{bf(".type"), fmt.Errorf("%w: unknown content block type %q", ErrWrongType, b.Type)}
 		}
@@ -305,12 +360,7 @@ func appendAnthropicMessage(out []*chatMessage, m *wireAnthropicMessage, i int) 
 		}
 		msg.Content = b
 	}
-	if role == "user" && msg.Content == nil {
-		// vLLM drops a user message left without content (one that only
-		// carried tool results).
-		return out, nil
-	}
-	return append(out, msg), nil
+	return msg, nil
 }
 
 func imageURL(v jsontext.Value, field func(string) string) (string, error) {
@@ -364,7 +414,7 @@ type wireResultItem struct {
 
 // appendToolResult appends a user's tool_result as a tool message, then its
 // images as a user message and its tool references as a second tool message.
-func appendToolResult(out []*chatMessage, b *wireBlock, field func(string) string) ([]*chatMessage, error) {
+func (c *anthropicConv) toolResult(b *wireBlock, field func(string) string) error {
 	id := ""
 	if b.ToolUseID != nil {
 		id = *b.ToolUseID
@@ -379,7 +429,7 @@ func appendToolResult(out []*chatMessage, b *wireBlock, field func(string) strin
 	case '[':
 		var items []jsontext.Value
 		if json.Unmarshal(b.Content, &items) != nil {
-			return nil, wrongType(field(".content"), "a string or a list")
+			return wrongType(field(".content"), "a string or a list")
 		}
 		var texts []string
 		for _, raw := range items {
@@ -404,7 +454,7 @@ func appendToolResult(out []*chatMessage, b *wireBlock, field func(string) strin
 				}
 				url, err := imageURL(src, field)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				if url != "" {
 					images = append(images, map[string]any{"type": "image_url", "image_url": map[string]any{"url": url}})
@@ -421,23 +471,23 @@ func appendToolResult(out []*chatMessage, b *wireBlock, field func(string) strin
 		}
 		text = strings.Join(texts, "\n")
 	default:
-		return nil, wrongType(field(".content"), "a string or a list")
+		return wrongType(field(".content"), "a string or a list")
 	}
-	out = append(out, &chatMessage{Role: "tool", ToolCallID: mustString(id), Content: mustString(text)})
+	c.add(&chatMessage{Role: "tool", ToolCallID: mustString(id), Content: mustString(text)})
 	if len(images) > 0 {
 		b, _ := json.Marshal(images)
-		out = append(out, &chatMessage{Role: "user", Content: b})
+		c.add(&chatMessage{Role: "user", Content: b})
 	}
 	if len(refs) > 0 {
 		b, _ := json.Marshal(refs)
-		out = append(out, &chatMessage{Role: "tool", ToolCallID: mustString(id), Content: b})
+		c.add(&chatMessage{Role: "tool", ToolCallID: mustString(id), Content: b})
 	}
-	return out, nil
+	return nil
 }
 
-// assistantToolResult is the text of a tool_result outside a user message,
-// Python's str() of its content; only string content is mirrored.
-func assistantToolResult(b *wireBlock) (string, error) {
+// assistantToolResult is the text of a tool_result outside a user message:
+// Python's str() of its content ("" when empty), as vLLM writes it.
+func assistantToolResult(b *wireBlock, field func(string) string) (string, error) {
 	switch b.Content.Kind() {
 	case 0, 'n':
 		return "", nil
@@ -445,35 +495,24 @@ func assistantToolResult(b *wireBlock) (string, error) {
 		var s string
 		_ = json.Unmarshal(b.Content, &s)
 		return s, nil
-	}
-	return "", &errNotMirrored{"a tool_result with list content outside a user message"}
-}
-
-// anthropicTools converts tools to chat function tools (input_schema is the
-// parameters). Nil when there are none.
-func anthropicTools(v jsontext.Value) ([]byte, error) {
-	if isNull(v) {
-		return nil, nil
-	}
-	var tools []wireAnthropicTool
-	if v.Kind() != '[' || json.Unmarshal(v, &tools, decodeOptions) != nil {
-		return nil, wrongType("tools", "a list of tool objects")
-	}
-	out := make([]chatTool, 0, len(tools))
-	for i, t := range tools {
-		var name string
-		if t.Name.Kind() != '"' || json.Unmarshal(t.Name, &name) != nil {
-			return nil, wrongType(fmt.Sprintf("tools[%d].name", i), "a string")
+	case '[':
+		var items []jsontext.Value
+		if json.Unmarshal(b.Content, &items) != nil {
+			return "", wrongType(field(".content"), "a string or a list of objects")
 		}
-		if t.InputSchema.Kind() != '{' {
-			return nil, wrongType(fmt.Sprintf("tools[%d].input_schema", i), "an object")
+		if len(items) == 0 {
+			return "", nil
 		}
-		out = append(out, chatTool{Type: "function", Function: chatFunction{
-			Name: name, Description: orNull(t.Description), Parameters: t.InputSchema, Strict: nonNull(t.Strict)}})
+		for _, it := range items {
+			if it.Kind() != '{' {
+				return "", wrongType(field(".content"), "a string or a list of objects")
+			}
+		}
+		s, err := pyReprJSON(b.Content)
+		if err != nil {
+			return "", wrongType(field(".content"), "a string or a list of objects")
+		}
+		return s, nil
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return nil, fmt.Errorf("%w: encoding tools: %v", ErrMalformedJSON, err)
-	}
-	return b, nil
+	return "", wrongType(field(".content"), "a string or a list of objects")
 }

@@ -22,6 +22,9 @@ var (
 	ErrEmptyMessages = errors.New("messages must not be empty")
 	// ErrWrongType means a known field holds a JSON value of the wrong type.
 	ErrWrongType = errors.New("wrong type")
+	// ErrInvalidValue means a field is well typed but refused by the engine's
+	// own validation (such as a tool change naming an undeclared tool).
+	ErrInvalidValue = errors.New("invalid value")
 )
 
 // ErrBodyTooLarge means the request body exceeds Options.MaxBodyBytes; the
@@ -37,7 +40,7 @@ var ErrOverloaded = errors.New("router is holding too many request bodies")
 var errNilDecision = errors.New("picker returned no decision and no error")
 
 // badRequest lists the sentinels that mean the client sent something invalid.
-var badRequest = []error{ErrMalformedJSON, ErrMissingModel, ErrEmptyPrompt, ErrEmptyMessages, ErrWrongType}
+var badRequest = []error{ErrMalformedJSON, ErrMissingModel, ErrEmptyPrompt, ErrEmptyMessages, ErrWrongType, ErrInvalidValue}
 
 // fieldError names the request field an error is about, so the OpenAI error
 // body can carry it as "param".

@@ -111,6 +111,10 @@ func (r *Router) startEvents(ctx context.Context) (<-chan struct{}, error) {
 		return done, nil
 	}
 	sink := subscriber.NewIndexSink(r.pipe.index, r.subMetrics)
+	if r.affinity != nil {
+		// A restarted engine lost the responses it stored.
+		r.sub.OnEngineRestart(func(src subscriber.Source) { r.affinity.EngineRestarted(src.Endpoint) })
+	}
 	if err := r.sub.Start(ctx, sink, subscriber.NewDiscovery(r.pipe.pools, sink, r.log)); err != nil {
 		return nil, fmt.Errorf("starting event subscriber: %w", err)
 	}

@@ -94,3 +94,27 @@ func TestResponseStored(t *testing.T) {
 		t.Fatalf("stored %v, want %v", aff.stored, want)
 	}
 }
+
+// TestPickByAffinityAllDown: with every endpoint of the pool down, a
+// previous_response_id gets the pool's 503 (ErrNoEndpoint), not vLLM's 404,
+// whether the id is known or not: no engine can serve anything, the storing
+// one may come back with its responses (a failed readiness probe does not
+// lose them), and a 404 would tell the client to drop a conversation that a
+// retry could continue.
+func TestPickByAffinityAllDown(t *testing.T) {
+	for _, aff := range []*mapAffinity{
+		{ids: map[string]string{"r1": "10.0.0.2:8000"}},
+		{complete: true},
+	} {
+		lv := &downSet{down: map[string]string{}}
+		for _, ep := range pipePools[0].Endpoints {
+			lv.set(ep, "disconnected")
+		}
+		s := New(NewPools(pipePools, ""), &Load{}, Options{Affinity: aff, Liveness: lv})
+		_, err := s.Pick(context.Background(), &Request{Kind: KindChat, Model: "m", PreviousResponseID: "r1",
+			Messages: []Message{{Role: "user", Content: "x", Raw: []byte(`{"role":"user","content":"x"}`)}}})
+		if !errors.Is(err, ErrNoEndpoint) || errors.Is(err, ErrResponseNotFound) {
+			t.Fatalf("complete=%v: err = %v, want ErrNoEndpoint only", aff.complete, err)
+		}
+	}
+}

@@ -56,6 +56,16 @@ type Request struct {
 	ToolChoice json.RawMessage
 	// ReasoningEffort is a chat request's reasoning_effort, or empty.
 	ReasoningEffort string
+	// DisabledThinking marks a /v1/messages request with thinking disabled:
+	// its ReasoningEffort "none" becomes "low" for a chat template that
+	// ignores "none", as vLLM's probe of the template decides
+	// (tokenizer.ChatTemplate.DisabledThinkingEffort).
+	DisabledThinking bool
+	// SystemFirstMessages, when non-nil, replaces Messages for a chat
+	// template that rejects a system message after the first: vLLM's
+	// /v1/messages merges inline system messages into the leading one for
+	// such a template (tokenizer.ChatTemplate.SystemFirst).
+	SystemFirstMessages []Message
 	// ContinueFinalMessage is a chat request's continue_final_message: the
 	// last message is left open for the model to continue.
 	ContinueFinalMessage bool

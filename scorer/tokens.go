@@ -181,6 +181,9 @@ func (l *LocalTokens) chatTokens(req *Request, dst []uint32) ([]uint32, error) {
 	if l.chat == nil && l.harmony == nil {
 		return nil, ErrNoChatTemplate
 	}
+	if l.chat != nil {
+		req = forTemplate(req, l.chat)
+	}
 	cr, err := chatRequest(req)
 	if err != nil {
 		return nil, err
@@ -207,6 +210,25 @@ func (l *LocalTokens) chatTokens(req *Request, dst []uint32) ([]uint32, error) {
 		return tooLong(dst, err)
 	}
 	return tooLong(l.tk.AppendContinuation(dst, p.Continue))
+}
+
+// forTemplate applies what vLLM's /v1/messages decides by probing the chat
+// template: inline system messages merged for a system-first template, and
+// the effort disabled thinking maps to. req is not modified.
+func forTemplate(req *Request, chat *tokenizer.ChatTemplate) *Request {
+	merge := req.SystemFirstMessages != nil && chat.SystemFirst()
+	low := req.DisabledThinking && chat.DisabledThinkingEffort() != "none"
+	if !merge && !low {
+		return req
+	}
+	r := *req
+	if merge {
+		r.Messages = req.SystemFirstMessages
+	}
+	if low {
+		r.ReasoningEffort = chat.DisabledThinkingEffort()
+	}
+	return &r
 }
 
 // RemoteTokens asks one of the pool's engines (POST /tokenize), chosen at

@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ardanlabs/jinja"
@@ -65,6 +66,12 @@ type ChatTemplate struct {
 	eos   string
 	// engine is whose preprocessing Render mirrors (WithEngine).
 	engine Engine
+	// src is the template's source, for the probes that read it.
+	src string
+	// probe runs the /v1/messages probes once (chatprobe.go).
+	probe          sync.Once
+	systemFirst    bool
+	disabledEffort string
 }
 
 // ChatOption configures a ChatTemplate.
@@ -89,7 +96,7 @@ func NewChatTemplate(src, bos, eos string, opts ...ChatOption) (*ChatTemplate, e
 		return nil, fmt.Errorf("compiling chat template: %w: %w", ErrTemplate, err)
 	}
 	c := &ChatTemplate{tmpl: t, tokens: map[string]string{}, now: time.Now, format: DetectContentFormat(src),
-		developer: supportsDeveloper(src), opts: opts, bos: bos, eos: eos}
+		developer: supportsDeveloper(src), opts: opts, bos: bos, eos: eos, src: src}
 	if bos != "" {
 		c.tokens["bos_token"] = bos
 	}

@@ -78,7 +78,10 @@ type Subscriber struct {
 
 	// Snapshot sync (sync.go): replacer is the sink when it can take a
 	// snapshot; fetches run on syncs and report on syncDone.
-	replacer    Replacer
+	replacer Replacer
+	// onRestart hears each reset that says the engine restarted
+	// (OnEngineRestart); nil hears nothing.
+	onRestart   func(Source)
 	syncs       sync.WaitGroup
 	syncCtx     context.Context
 	syncDone    chan syncResult
@@ -126,6 +129,12 @@ func New(cfg Config, follow Follow, nc *nats.Conn, m *Metrics, log *slog.Logger)
 	m.fresh.s.CompareAndSwap(nil, s) // a registry exports one subscriber's sources
 	return s, nil
 }
+
+// OnEngineRestart registers f to hear, on the apply loop, each endpoint
+// whose relay declared a reset because the engine restarted (its sequence
+// went backwards): whatever the engine held in memory, such as stored
+// Responses responses, is gone. Call it before Start; f must not block.
+func (s *Subscriber) OnEngineRestart(f func(src Source)) { s.onRestart = f }
 
 // Start subscribes and starts the apply goroutine, which feeds sink and
 // members (nil: no membership) until ctx ends or Close. With

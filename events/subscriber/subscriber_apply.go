@@ -68,6 +68,11 @@ func (s *Subscriber) handle(in inbound) {
 // covered by that snapshot.
 func (s *Subscriber) applyReset(src Source, st *streamState, in inbound, seq, epoch uint64) {
 	reason := in.msg.Header.Get(api.EventResetReasonHeader)
+	if api.ResetReason(reason) == api.ResetRestart && s.onRestart != nil {
+		// Heard whether the index is cleared or re-synced below: either way
+		// the engine behind the endpoint is a new process.
+		s.onRestart(src)
+	}
 	if epoch != 0 && s.replacer != nil {
 		if api.ResetReason(reason) == api.ResetOverflow {
 			s.metrics.resets.WithLabelValues(resetLabel(reason)).Inc()

@@ -13,9 +13,14 @@ vLLM's own code (nothing restated here):
   enable_thinking).
 - Messages: AnthropicMessagesRequest validates the body and
   AnthropicServingMessages.to_chat_completion_request converts it, with
-  merge_inline_system=False and disabled_thinking_effort="none" (the values
-  vLLM picks for a template that accepts inline system messages and honours
-  reasoning_effort "none"; both are probes of the served template).
+  merge_inline_system=False and disabled_thinking_effort="none" ("messages";
+  the conversion with merge_inline_system=True is "merged_messages" when it
+  differs). Both settings are vLLM's probes of the served template; "probes"
+  holds, per family, what vLLM's own probes decide:
+  AnthropicServingMessages._detect_merge_inline_system on the templates
+  resolve_chat_template picks without tools and with tools, and
+  DisabledThinkingEffortResolver._probe with a renderer whose render_chat is
+  the render below. Each family's tokens use its own probes.
 
 Then, for each family below whose tokenizer files are cached (.cache/tokenizers,
 as for the chat goldens), the converted request is rendered and encoded by
@@ -49,6 +54,16 @@ from vllm.entrypoints.openai.responses.utils import (construct_input_messages,
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.path.join(HERE, "..", "..", ".cache", "tokenizers")
 FAMILIES = ["qwen3", "llama3"]
+# Families whose template vLLM probes differently (gemma3 and llama2 reject a
+# system message after the first): their probes are recorded, and the shapes
+# in PROBE_SHAPES rendered with them.
+PROBE_FAMILIES = ["gemma3", "llama2", "deepseek_v3"]
+# Families probed only, not rendered: transformers 5.x loads deepseek_v3's
+# tokenizer so that it splits plain words ("Be brief." as B/eb/rief/.), unlike
+# its tokenizer.json; its probes do not depend on the encoding.
+PROBE_ONLY = ["deepseek_v3"]
+PROBE_SHAPES = ["inline_system", "inline_system_blocks", "inline_system_billing", "inline_system_only_billing",
+                "system_string", "thinking_disabled", "thinking_disabled_effort", "multi_turn"]
 MODEL = "m"
 
 R_TOOLS = [
@@ -119,6 +134,8 @@ A_TOOLS = [
      "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
     {"name": "search", "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}},
 ]
+DEFER = {"name": "lookup", "description": "Deferred", "defer_loading": True,
+         "input_schema": {"type": "object", "properties": {"k": {"type": "string"}}}}
 USE = {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris", "unit": "c"}}
 RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "21 C"}
 
@@ -191,6 +208,85 @@ MESSAGES = {
     "chat_template_kwargs": {"chat_template_kwargs": {"enable_thinking": False},
                              "messages": [{"role": "user", "content": "x"}]},
     "stream": {"stream": True, "messages": [{"role": "user", "content": "Stream it"}]},
+    "input_schema_without_type": {"tools": [{"name": "t", "input_schema": {"properties": {"a": {"type": "integer"}}}},
+                                            {"name": "u", "input_schema": {}}],
+                                  "messages": [{"role": "user", "content": "x"}]},
+    "defer_loading_tool": {"tools": A_TOOLS + [DEFER], "messages": [{"role": "user", "content": "x"}]},
+    "duplicate_tool_names_kept": {"tools": [A_TOOLS[0], dict(A_TOOLS[0], description="again")],
+                                  "messages": [{"role": "user", "content": "x"}]},
+    "tool_addition_reference": {"tools": A_TOOLS + [DEFER], "messages": [
+        {"role": "user", "content": "Q"},
+        {"role": "system", "content": [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": "lookup"}}]},
+        {"role": "user", "content": "Q2"}]},
+    "tool_addition_definition": {"tools": A_TOOLS, "messages": [
+        {"role": "system", "content": [
+            {"type": "text", "text": "New tool. "},
+            {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": {
+                "name": "calc", "description": "Math", "input_schema": {"properties": {"e": {"type": "string"}}}}}},
+            {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": dict(A_TOOLS[1], description="Replaced")}}]},
+        {"role": "user", "content": "Q"}]},
+    "tool_removal": {"tools": A_TOOLS, "messages": [
+        {"role": "user", "content": "Q"},
+        {"role": "system", "content": [{"type": "tool_removal", "tool": {"type": "tool_reference", "name": "get_weather"}}]},
+        {"role": "user", "content": "Q2"}]},
+    "tool_removal_then_addition": {"tools": A_TOOLS, "messages": [
+        {"role": "system", "content": [{"type": "tool_removal", "tool": {"type": "tool_reference", "name": "search"}}]},
+        {"role": "user", "content": "Q"},
+        {"role": "system", "content": [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": "search"}}]},
+        {"role": "user", "content": "Q2"}]},
+    "tool_addition_without_tools": {"messages": [
+        {"role": "system", "content": [{"type": "tool_addition", "tool": {"type": "tool_definition",
+                                                                          "definition": A_TOOLS[0]}}]},
+        {"role": "user", "content": "Q"}]},
+    "tool_addition_undeclared_rejected": {"tools": A_TOOLS, "messages": [
+        {"role": "system", "content": [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": "nope"}}]},
+        {"role": "user", "content": "Q"}]},
+    "tool_addition_in_user_rejected": {"tools": A_TOOLS, "messages": [
+        {"role": "user", "content": [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": "search"}}]}]},
+    "tool_removal_definition_rejected": {"tools": A_TOOLS, "messages": [
+        {"role": "system", "content": [{"type": "tool_removal", "tool": {"type": "tool_definition", "definition": A_TOOLS[0]}}]},
+        {"role": "user", "content": "Q"}]},
+    "tool_addition_without_tool_rejected": {"messages": [
+        {"role": "system", "content": [{"type": "tool_addition"}]}, {"role": "user", "content": "Q"}]},
+    "assistant_tool_result_list": {"messages": [
+        {"role": "user", "content": "Q"},
+        {"role": "assistant", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [
+            {"type": "text", "text": "it's \"quoted\"\n\ttab \\ é \u00a0 \u200b 👍"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}]}]},
+        {"role": "user", "content": "Q2"}]},
+    "assistant_tool_result_values": {"messages": [
+        {"role": "user", "content": "Q"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Before."}, {"type": "tool_result", "tool_use_id": "t", "content": [
+            {"type": "text", "text": "it's", "n": 1, "f": 1.5, "g": 1e20, "h": 1e-7, "z": 0.0, "big": 123456789012345678901234567890,
+             "t": True, "no": None, "l": [1, "a'b\"c"], "d": {}}]}]},
+        {"role": "user", "content": "Q2"}]},
+    "assistant_tool_result_empty_list": {"messages": [
+        {"role": "user", "content": "Q"},
+        {"role": "assistant", "content": [{"type": "tool_result", "tool_use_id": "t", "content": []}]}]},
+    "user_tool_result_text_and_images": {"tools": A_TOOLS, "messages": [
+        {"role": "user", "content": "Shot?"}, {"role": "assistant", "content": [USE]},
+        {"role": "user", "content": [dict(RESULT, content=[
+            {"type": "text", "text": "a"}, {"type": "image", "source": {"type": "url", "url": "http://example.invalid/b.png"}},
+            {"type": "text", "text": "b"}, {"type": "tool_reference", "tool_name": "search"}]),
+            {"type": "text", "text": "Look"}]}]},
+    "inline_system_blocks": {"system": [{"type": "text", "text": "Top. "}], "messages": [
+        {"role": "user", "content": "Q1"},
+        {"role": "system", "content": [{"type": "text", "text": "R1 "}, {"type": "text", "text": "R2"}]},
+        {"role": "assistant", "content": "A1"},
+        {"role": "system", "content": "Later."},
+        {"role": "user", "content": "Q2"}]},
+    "inline_system_billing": {"messages": [
+        {"role": "user", "content": "Q1"},
+        {"role": "system", "content": "x-anthropic-billing-header: cch=1"},
+        {"role": "system", "content": [{"type": "text", "text": "x-anthropic-billing-header: y"},
+                                       {"type": "text", "text": "Kept"}]},
+        {"role": "user", "content": "Q2"}]},
+    "inline_system_only_billing": {"system": "Top.", "messages": [
+        {"role": "user", "content": "Q1"},
+        {"role": "system", "content": "x-anthropic-billing-header: cch=1"},
+        {"role": "user", "content": "Q2"}]},
+    "thinking_disabled_effort": {"thinking": {"type": "disabled"}, "output_config": {"effort": "high"},
+                                 "messages": [{"role": "user", "content": "Quick"}]},
     "unknown_block_rejected": {"messages": [{"role": "user", "content": [{"type": "video", "text": "x"}]}]},
 }
 
@@ -217,20 +313,63 @@ class _ModelConfig:
 def tokenizers():
     from transformers import AutoTokenizer
     out = {}
-    for fam in FAMILIES:
+    for fam in FAMILIES + PROBE_FAMILIES:
         d = os.path.join(CACHE, fam)
         if os.path.exists(os.path.join(d, "tokenizer.json")):
-            out[fam] = AutoTokenizer.from_pretrained(d)
+            tok = AutoTokenizer.from_pretrained(d)
+            if tok.chat_template:  # a family without a template has no chat to probe
+                out[fam] = tok
     return out
 
 
-def render(messages, tool_dicts, kwargs):
+def render_text(fam, messages, tool_dicts, kwargs):
+    """The prompt vLLM's renderer makes of a chat request for one family."""
+    from vllm.renderers.chat_utils.chat_message import parse_chat_messages
+    from vllm.renderers.hf import resolve_chat_template_content_format, safe_apply_chat_template
+    mc = _ModelConfig()
+    tok = TOKENIZERS[fam]
+    fmt = resolve_chat_template_content_format(None, tool_dicts, "auto", tok, model_config=mc)
+    conv, _, _ = parse_chat_messages(json.loads(json.dumps(messages)), mc, fmt)
+    return safe_apply_chat_template(mc, tok, conv, tools=tool_dicts, tokenize=False, **kwargs)
+
+
+class _ProbeRenderer:
+    """The renderer DisabledThinkingEffortResolver probes: render_chat of a
+    ChatCompletionRequest is the render above, with the request's own
+    build_chat_params."""
+
+    def __init__(self, fam):
+        self.fam = fam
+        self.model_config = _ModelConfig()
+
+    async def render_chat(self, request):
+        params = request.build_chat_params(None, "auto")
+        text = render_text(self.fam, [m for m in request.messages], None, dict(params.chat_template_kwargs))
+        ids = TOKENIZERS[self.fam](text, add_special_tokens=False).input_ids
+        return None, ({"type": "token", "prompt": text, "prompt_token_ids": ids},)
+
+
+def probes(fam):
+    """What vLLM's /v1/messages serving decides by probing fam's template."""
+    import asyncio
+    from vllm.entrypoints.anthropic.serving import DisabledThinkingEffortResolver
+    from vllm.renderers.hf import resolve_chat_template
+    tok = TOKENIZERS[fam]
+    merge = any(AnthropicServingMessages._detect_merge_inline_system(
+        resolve_chat_template(tok, None, tools, model_config=_ModelConfig())) for tools in (None, []))
+    effort = asyncio.run(DisabledThinkingEffortResolver(_ProbeRenderer(fam))._probe())
+    return {"merge_inline_system": merge, "disabled_thinking_effort": effort}
+
+
+def render(messages, tool_dicts, kwargs, families=None):
     """The token ids vLLM's renderer makes of a chat request, per family."""
     from vllm.renderers.chat_utils.chat_message import parse_chat_messages
     from vllm.renderers.hf import resolve_chat_template_content_format, safe_apply_chat_template
     mc = _ModelConfig()
     out = {}
     for fam, tok in TOKENIZERS.items():
+        if fam not in (families or FAMILIES):
+            continue
         fmt = resolve_chat_template_content_format(None, tool_dicts, "auto", tok, model_config=mc)
         conv, _, _ = parse_chat_messages(json.loads(json.dumps(messages)), mc, fmt)
         try:
@@ -262,7 +401,7 @@ def responses_case(body):
     return case
 
 
-def messages_case(body):
+def messages_case(name, body):
     body = {"max_tokens": 64, **body, "model": MODEL}
     try:
         req = AnthropicMessagesRequest.model_validate(json.loads(json.dumps(body)))
@@ -270,26 +409,45 @@ def messages_case(body):
             req, merge_inline_system=False, disabled_thinking_effort="none")
     except Exception as e:
         return {"body": body, "error": str(e).splitlines()[0]}
+    merged = AnthropicServingMessages.to_chat_completion_request(
+        AnthropicMessagesRequest.model_validate(json.loads(json.dumps(body))),
+        merge_inline_system=True, disabled_thinking_effort="none")
     tool_dicts = [t.model_dump() for t in chat.tools] if chat.tools else None
     tools = [strip_none(t) for t in tool_dicts] if tool_dicts else None
     case = {"body": body, "messages": plain(chat.messages), "tools": tools,
             "reasoning_effort": chat.reasoning_effort, "chat_template_kwargs": chat.chat_template_kwargs,
             "stream": bool(chat.stream),
             "include_usage": bool(chat.stream_options and chat.stream_options.include_usage)}
-    if not has_image(case["messages"]):
+    if plain(merged.messages) != case["messages"]:
+        case["merged_messages"] = plain(merged.messages)
+    if has_image(case["messages"]):
+        return case
+    case["tokens"] = {}
+    for fam in TOKENIZERS:
+        if fam in PROBE_ONLY or fam not in FAMILIES and name not in PROBE_SHAPES:
+            continue
+        p = PROBES[fam]
+        chat = AnthropicServingMessages.to_chat_completion_request(
+            AnthropicMessagesRequest.model_validate(json.loads(json.dumps(body))),
+            merge_inline_system=p["merge_inline_system"], disabled_thinking_effort=p["disabled_thinking_effort"])
+        tool_dicts = [t.model_dump() for t in chat.tools] if chat.tools else None
         params = chat.build_chat_params(None, "auto")
-        case["tokens"] = render(case["messages"], tool_dicts, dict(params.chat_template_kwargs))
+        case["tokens"].update(render(plain(chat.messages), tool_dicts, dict(params.chat_template_kwargs), [fam]))
     return case
 
 
 TOKENIZERS = {}
+PROBES = {}
 
 
 def main():
     TOKENIZERS.update(tokenizers())
-    out = {"families": sorted(TOKENIZERS),"vllm_version": "0.33.0",
+    PROBES.update({fam: probes(fam) for fam in TOKENIZERS})
+    out = {"families": sorted(f for f in TOKENIZERS if f in FAMILIES),
+           "probe_families": sorted(f for f in TOKENIZERS if f not in FAMILIES + PROBE_ONLY),"vllm_version": "0.33.0",
            "responses": {k: responses_case(v) for k, v in RESPONSES.items()},
-           "messages": {k: messages_case(v) for k, v in MESSAGES.items()}}
+           "probes": PROBES,
+           "messages": {k: messages_case(k, v) for k, v in MESSAGES.items()}}
     with open(os.path.join(HERE, "agents_golden.json"), "w") as f:
         json.dump(out, f, indent=1, ensure_ascii=False)
         f.write("\n")
