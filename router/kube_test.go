@@ -35,10 +35,11 @@ func readyPod(name, ip string, ready bool) *corev1.Pod {
 	}
 }
 
-// TestRouterPoolFromInferencePool: a pool naming an InferencePool routes to
-// its ready pods; a pod that turns unready stops being chosen and its
-// cached blocks are forgotten.
-func TestRouterPoolFromInferencePool(t *testing.T) {
+// fakeInferencePool makes the router's Kubernetes clients fakes holding the
+// InferencePool llm/vllm (pods labelled app=vllm, port 8000) and pods, until
+// t ends; it returns the core fake, for pod changes.
+func fakeInferencePool(t *testing.T, pods ...runtime.Object) *kubefake.Clientset {
+	t.Helper()
 	pool := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "inference.networking.k8s.io/v1", "kind": "InferencePool",
 		"metadata": map[string]any{"name": "vllm", "namespace": "llm"},
@@ -47,10 +48,18 @@ func TestRouterPoolFromInferencePool(t *testing.T) {
 	}}
 	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{inferencepool.GVR: "InferencePoolList"}, pool)
-	kube := kubefake.NewClientset(readyPod("a", "192.0.2.1", true), readyPod("b", "192.0.2.2", true))
+	kube := kubefake.NewClientset(pods...)
 	saved := kubeClients
 	kubeClients = func() (dynamic.Interface, corev1client.PodsGetter, error) { return dyn, fakeCore{kube.CoreV1()}, nil }
 	t.Cleanup(func() { kubeClients = saved })
+	return kube
+}
+
+// TestRouterPoolFromInferencePool: a pool naming an InferencePool routes to
+// its ready pods; a pod that turns unready stops being chosen and its
+// cached blocks are forgotten.
+func TestRouterPoolFromInferencePool(t *testing.T) {
+	kube := fakeInferencePool(t, readyPod("a", "192.0.2.1", true), readyPod("b", "192.0.2.2", true))
 
 	var cfg Config
 	cfg.Events.Disabled = true

@@ -7,17 +7,9 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
-	dynfake "k8s.io/client-go/dynamic/fake"
-	kubefake "k8s.io/client-go/kubernetes/fake"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
-	"github.com/warmroute/warmroute/inferencepool"
 	"github.com/warmroute/warmroute/scorer"
 )
 
@@ -61,20 +53,9 @@ func TestPoolSinkRoles(t *testing.T) {
 // labels is a P/D pool: requests go to the decode pod, never to the
 // prefill-only one.
 func TestRouterPDFromPodLabels(t *testing.T) {
-	pool := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "inference.networking.k8s.io/v1", "kind": "InferencePool",
-		"metadata": map[string]any{"name": "vllm", "namespace": "llm"},
-		"spec": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "vllm"}},
-			"targetPorts": []any{map[string]any{"number": int64(8000)}}},
-	}}
-	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{inferencepool.GVR: "InferencePoolList"}, pool)
 	pre, dec := readyPod("p", "192.0.2.1", true), readyPod("d", "192.0.2.2", true)
 	pre.Labels[api.RoleLabel], dec.Labels[api.RoleLabel] = "prefill", "decode"
-	kube := kubefake.NewClientset(pre, dec)
-	saved := kubeClients
-	kubeClients = func() (dynamic.Interface, corev1client.PodsGetter, error) { return dyn, fakeCore{kube.CoreV1()}, nil }
-	t.Cleanup(func() { kubeClients = saved })
+	fakeInferencePool(t, pre, dec)
 
 	var cfg Config
 	cfg.Events.Disabled = true

@@ -82,18 +82,19 @@ func (r *Role) UnmarshalText(b []byte) error {
 	return err
 }
 
-// endpointEntry is one entry of a pool's endpoints in the file: "ip:port",
-// or {address: "ip:port", role: prefill} for a P/D pool.
-type endpointEntry struct {
+// PoolEndpoint is one entry of a pool's endpoints in the file: "ip:port",
+// or {address: "ip:port", role: prefill} for a P/D pool. PoolConfig reads
+// and writes its entries through it.
+type PoolEndpoint struct {
 	Address string `json:"address"`
 	Role    Role   `json:"role,omitempty"`
 }
 
-func (e *endpointEntry) UnmarshalJSON(b []byte) error {
+func (e *PoolEndpoint) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &e.Address); err == nil {
 		return nil
 	}
-	type object endpointEntry // without this method
+	type object PoolEndpoint // without this method
 	var o object
 	if err := strictJSON(b, &o); err != nil {
 		return fmt.Errorf("pool endpoint: want \"ip:port\" or {address, role}: %w", err)
@@ -101,15 +102,15 @@ func (e *endpointEntry) UnmarshalJSON(b []byte) error {
 	if o.Address == "" {
 		return errors.New("pool endpoint: address is required")
 	}
-	*e = endpointEntry(o)
+	*e = PoolEndpoint(o)
 	return nil
 }
 
-func (e endpointEntry) MarshalJSON() ([]byte, error) {
+func (e PoolEndpoint) MarshalJSON() ([]byte, error) {
 	if e.Role == RoleBoth {
 		return json.Marshal(e.Address)
 	}
-	type object endpointEntry
+	type object PoolEndpoint
 	return json.Marshal(object(e))
 }
 
@@ -124,15 +125,11 @@ func strictJSON(b []byte, v any) error {
 // UnmarshalJSON reads a pool whose endpoints may carry roles, splitting
 // them into Endpoints and Roles; unknown fields are refused.
 func (p *PoolConfig) UnmarshalJSON(b []byte) error {
-	type plain PoolConfig // without these methods
-	var aux struct {
-		plain
-		Endpoints []endpointEntry `json:"endpoints,omitempty"`
-	}
+	var aux poolFile
 	if err := strictJSON(b, &aux); err != nil {
 		return err
 	}
-	*p = PoolConfig(aux.plain)
+	*p = PoolConfig(aux.poolPlain)
 	p.Endpoints, p.Roles = nil, nil
 	for _, e := range aux.Endpoints {
 		p.Endpoints = append(p.Endpoints, e.Address)
@@ -146,15 +143,24 @@ func (p *PoolConfig) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// poolPlain is PoolConfig without its JSON methods.
+type poolPlain PoolConfig
+
+// poolFile is a pool as the file lays it out: endpoints are entries.
+type poolFile struct {
+	poolPlain
+	Endpoints []PoolEndpoint `json:"endpoints,omitempty"`
+}
+
+// FileSchema gives the configuration decoder the file's layout of a pool,
+// so a bad key or value inside one is reported at its line.
+func (PoolConfig) FileSchema() any { return poolFile{} }
+
 // MarshalJSON writes the pool as UnmarshalJSON reads it.
 func (p PoolConfig) MarshalJSON() ([]byte, error) {
-	type plain PoolConfig
-	aux := struct {
-		plain
-		Endpoints []endpointEntry `json:"endpoints,omitempty"`
-	}{plain: plain(p)}
+	aux := poolFile{poolPlain: poolPlain(p)}
 	for _, ep := range p.Endpoints {
-		aux.Endpoints = append(aux.Endpoints, endpointEntry{Address: ep, Role: p.Roles[ep]})
+		aux.Endpoints = append(aux.Endpoints, PoolEndpoint{Address: ep, Role: p.Roles[ep]})
 	}
 	return json.Marshal(aux)
 }

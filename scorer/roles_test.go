@@ -35,7 +35,7 @@ func TestRoleOf(t *testing.T) {
 	}
 }
 
-type poolFile struct {
+type poolsFile struct {
 	Pools []PoolConfig `json:"pools"`
 }
 
@@ -62,11 +62,11 @@ func TestPoolEndpointEntries(t *testing.T) {
 		{name: "entry without address", yaml: "pools:\n- name: m\n  endpoints:\n  - {role: prefill}\n",
 			err: "address is required"},
 		{name: "unknown pool key still refused", yaml: "pools:\n- name: m\n  endpoint: [10.0.0.1:8000]\n",
-			err: `unknown field "endpoint"`},
+			err: `test.yaml:3: unknown field "pools[0].endpoint"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var f poolFile
+			var f poolsFile
 			err := configfile.DecodeBytes([]byte(tt.yaml), "test.yaml", &f)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {

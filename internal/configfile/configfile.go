@@ -96,6 +96,14 @@ func duplicateKey(n *yamlv3.Node) (dup, first *yamlv3.Node) {
 	return nil, nil
 }
 
+// FileSchema is implemented by a type that decodes itself (UnmarshalJSON)
+// from a file layout other than its Go fields: FileSchema returns a value
+// of a type with that layout, which error locating walks instead, so a
+// problem inside the type is still reported with its line and key.
+type FileSchema interface {
+	FileSchema() any
+}
+
 var (
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
@@ -119,6 +127,9 @@ func locate(n *yamlv3.Node, t reflect.Type, key string) (int, string) {
 		return 0, ""
 	case yamlv3.AliasNode:
 		return locate(n.Alias, t, key)
+	}
+	if s, ok := reflect.New(t).Interface().(FileSchema); ok {
+		t = reflect.TypeOf(s.FileSchema())
 	}
 	custom := reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)
 	switch {

@@ -25,7 +25,13 @@ func TestDecode(t *testing.T) {
 		{"unknown nested key", "ttl:\n  mode: static\n  statik: 2s\n", `:3: unknown field "ttl.statik"`},
 		{"unknown key in a list item", "pools:\n  - name: m\n  - name: n\n    endpoint: [a]\n", `:4: unknown field "pools[1].endpoint"`},
 		{"wrong type", "pools:\n  - name: m\nfallbacks: many\n", `:3: fallbacks: cannot use string as int`},
-		{"wrong type in a list", "pools:\n  - name: m\n    endpoints: 10.0.0.1:8000\n", `:3: pools[0].endpoints: cannot use string as []string`},
+		{"wrong type in a list", "pools:\n  - name: m\n    endpoints: 10.0.0.1:8000\n", `:3: pools[0].endpoints: cannot use string as []scorer.PoolEndpoint`},
+		// A pool decodes itself (endpoint entries may be objects); its
+		// FileSchema keeps the line and key of a problem inside it.
+		{"bad role in an endpoint entry", "pools:\n  - name: m\n    endpoints:\n      - 10.0.0.1:8000\n      - {address: 10.0.0.2:8000, role: prefiller}\n",
+			`:5: pools[0].endpoints[1]: pool endpoint: want "ip:port" or {address, role}: unknown endpoint role "prefiller"`},
+		{"unknown key in an endpoint entry", "pools:\n  - name: m\n    endpoints:\n      - {address: 10.0.0.2:8000, rol: prefill}\n",
+			`:4: pools[0].endpoints[0]: pool endpoint: want "ip:port" or {address, role}: json: unknown field "rol"`},
 		{"bad duration", "ttl:\n  static: soon\n", `:2: ttl.static: `},
 		{"duplicate key", "grpcAddr: :9002\nttl:\n  static: 2s\n  static: 3s\n", `:4: duplicate key "static" (first at line 3)`},
 		{"duplicate top-level key", "ttl: {}\nfallbacks: 1\nttl: {}\n", `:3: duplicate key "ttl" (first at line 1)`},
