@@ -1,6 +1,10 @@
 package scorer
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/warmroute/warmroute/tokenizer"
+)
 
 // Kind says which OpenAI API a request used.
 type Kind int
@@ -68,6 +72,10 @@ type Request struct {
 	// PreviousResponseID is a Responses request's previous_response_id: the
 	// engine that stored that response must serve it (Options.Affinity).
 	PreviousResponseID string
+	// HarmonyResponses is a Responses request's fields as vLLM's Harmony
+	// path reads them; a Harmony (GPT-OSS) pool renders the request from
+	// them rather than from Messages (vLLM's chat conversion).
+	HarmonyResponses *tokenizer.HarmonyResponsesRequest
 	// Subset, when non-nil, restricts the candidates to these endpoints (the
 	// gateway's subset hint). An empty non-nil slice allows none.
 	Subset []string

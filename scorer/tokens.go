@@ -168,17 +168,26 @@ func (l *LocalTokens) chatTokens(req *Request, dst []uint32) ([]uint32, error) {
 	if l.harmony != nil {
 		// vLLM encodes a Harmony prompt without the tokenizer's special
 		// tokens whatever add_special_tokens says.
-		text, err := l.harmony.Render(cr)
+		p, err := l.harmonyPrompt(req, cr)
 		if err != nil {
 			return nil, err
 		}
-		return tooLong(l.prefix.AppendEncode(dst, text, false))
+		return tooLong(l.tk.AppendHarmony(dst, p))
 	}
 	text, err := l.chat.Render(cr)
 	if err != nil {
 		return nil, err
 	}
 	return tooLong(l.prefix.AppendEncode(dst, text, cr.AddSpecialTokens))
+}
+
+// harmonyPrompt renders a Responses request through vLLM's Harmony
+// Responses path, other chat through its Harmony chat path.
+func (l *LocalTokens) harmonyPrompt(req *Request, cr tokenizer.ChatRequest) (*tokenizer.HarmonyPrompt, error) {
+	if req.HarmonyResponses != nil {
+		return l.harmony.RenderResponses(*req.HarmonyResponses)
+	}
+	return l.harmony.Render(cr)
 }
 
 // RemoteTokens asks one of the pool's engines (POST /tokenize), chosen at
