@@ -36,9 +36,7 @@ var goldenDirs = map[string]string{"mistral": "llama2"}
 // knownVLLMDivergences are the shapes where the router's tokens differ from
 // vLLM's, each with the reason. A case listed here must still differ, so a
 // fix is noticed.
-var knownVLLMDivergences = map[string]string{
-	"gptoss/continue_both_true": "vLLM refuses both flags sent as true; the router cannot tell a sent add_generation_prompt from its default, which Harmony ignores",
-}
+var knownVLLMDivergences = map[string]string{}
 
 // TestVLLMGolden parses each golden request as the router does and encodes
 // it locally; the ids must equal the ones vLLM's own code computed, and a

@@ -52,6 +52,10 @@ type Request struct {
 	// NoGenerationPrompt is set when the request turned off
 	// add_generation_prompt (the default is on).
 	NoGenerationPrompt bool
+	// GenerationPromptSent is set when the request itself set
+	// add_generation_prompt to true (not the default): vLLM's request model
+	// refuses that together with continue_final_message.
+	GenerationPromptSent bool
 	// Documents is a chat request's documents, verbatim, for templates that
 	// support retrieval.
 	Documents json.RawMessage

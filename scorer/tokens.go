@@ -52,6 +52,7 @@ func chatRequest(req *Request) (tokenizer.ChatRequest, error) {
 		ReasoningEffort:      req.ReasoningEffort,
 		Documents:            req.Documents,
 		ContinueFinalMessage: req.ContinueFinalMessage,
+		GenerationPromptSent: req.GenerationPromptSent,
 		Template:             req.ChatTemplate,
 	}, nil
 }
@@ -186,6 +187,11 @@ func (l *LocalTokens) chatTokens(req *Request, dst []uint32) ([]uint32, error) {
 func (l *LocalTokens) harmonyPrompt(req *Request, cr tokenizer.ChatRequest) (*tokenizer.HarmonyPrompt, error) {
 	if req.HarmonyResponses != nil {
 		return l.harmony.RenderResponses(*req.HarmonyResponses)
+	}
+	if req.Path == "/v1/messages" && cr.ReasoningEffort == "none" {
+		// vLLM probes its renderer for the effort a disabled Anthropic
+		// thinking becomes; Harmony refuses "none", so it is "low".
+		cr.ReasoningEffort = "low"
 	}
 	return l.harmony.Render(cr)
 }

@@ -27,8 +27,9 @@ var harmonyBuiltinTools = map[string]bool{"web_search_preview": true, "code_inte
 // assistant call to functions.NAME, function_call_output that tool's
 // reply, a reasoning item's texts joined with newlines an analysis
 // message, an assistant message a final one). Built-in tools (web search,
-// code interpreter, container) need the engine's tool server, so a request
-// naming one is ErrUnsupported.
+// code interpreter, container) are left out, as vLLM leaves them out without
+// a tool server; an engine started with one (--tool-server) describes them
+// in the system message, which the router does not mirror.
 func (h *HarmonyChat) RenderResponses(r HarmonyResponsesRequest) (*HarmonyPrompt, error) {
 	effort, err := harmonyEffort(r.ReasoningEffort)
 	if err != nil {
@@ -99,10 +100,10 @@ func harmonyResponsesTools(raw json.RawMessage) ([]harmonyTool, error) {
 	var out []harmonyTool
 	for i, t := range v.items {
 		typ, _ := t.get("type").text()
-		if typ != "function" {
-			if harmonyBuiltinTools[typ] {
-				return nil, fmt.Errorf("rendering harmony: tools[%d] is the built-in %q: %w", i, typ, ErrUnsupported)
-			}
+		switch {
+		case harmonyBuiltinTools[typ]:
+			continue
+		case typ != "function":
 			return nil, fmt.Errorf("rendering harmony: tools[%d]: type %q is not supported: %w", i, typ, ErrRequest)
 		}
 		name, ok := t.get("name").text()

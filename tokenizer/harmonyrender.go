@@ -37,6 +37,9 @@ func (h *HarmonyChat) Render(req ChatRequest) (*HarmonyPrompt, error) {
 	if msgs.kind != '[' {
 		return nil, fmt.Errorf("decoding messages: not a list: %w", ErrMalformed)
 	}
+	if req.ContinueFinalMessage && req.GenerationPromptSent {
+		return nil, fmt.Errorf("rendering harmony: continue_final_message and add_generation_prompt are both set: %w", ErrRequest)
+	}
 	effort, err := harmonyEffort(req.ReasoningEffort)
 	if err != nil {
 		return nil, err

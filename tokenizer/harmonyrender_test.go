@@ -61,6 +61,20 @@ func TestHarmonyChat(t *testing.T) {
 	}
 }
 
+// vLLM's request model refuses continue_final_message with a sent
+// add_generation_prompt of true; the default alone is accepted.
+func TestHarmonyContinueFlags(t *testing.T) {
+	h := NewHarmonyChat(func() string { return "2025-03-07" })
+	req := ChatRequest{Messages: json.RawMessage(`[{"role":"user","content":"hi"}]`), AddGenerationPrompt: true, ContinueFinalMessage: true}
+	if _, err := h.Render(req); err != nil {
+		t.Fatalf("default add_generation_prompt: %v", err)
+	}
+	req.GenerationPromptSent = true
+	if _, err := h.Render(req); !errors.Is(err, ErrRequest) {
+		t.Fatalf("both sent: %v, want ErrRequest", err)
+	}
+}
+
 // The serde/ryu number text openai_harmony prints for a default.
 func TestSerdeNumber(t *testing.T) {
 	for in, want := range map[string]string{
