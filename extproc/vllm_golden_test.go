@@ -82,17 +82,24 @@ func TestVLLMGolden(t *testing.T) {
 					}
 					return
 				}
-				switch {
-				case want.Error != "" && err == nil:
-					t.Fatalf("router encoded %d tokens; vLLM rejected the request: %s", len(got), want.Error)
-				case want.Error != "":
-				case err != nil:
-					t.Fatalf("router: %v; vLLM encoded %d tokens", err, len(want.IDs))
-				case !match:
-					t.Fatalf("ids differ at %d (router %d tokens, vLLM %d)", firstDiff(got, want.IDs), len(got), len(want.IDs))
-				}
+				compareGoldenIDs(t, got, err, want.IDs, want.Error)
 			})
 		}
+	}
+}
+
+// compareGoldenIDs fails unless the router's ids equal vLLM's, or vLLM
+// rejected the request (wantErr) and the router refused it too.
+func compareGoldenIDs(t *testing.T, got []uint32, err error, want []uint32, wantErr string) {
+	t.Helper()
+	switch {
+	case wantErr != "" && err == nil:
+		t.Fatalf("router encoded %d tokens; vLLM rejected the request: %s", len(got), wantErr)
+	case wantErr != "":
+	case err != nil:
+		t.Fatalf("router: %v; vLLM encoded %d tokens", err, len(want))
+	case !slices.Equal(got, want):
+		t.Fatalf("ids differ at %d (router %d tokens, vLLM %d)", firstDiff(got, want), len(got), len(want))
 	}
 }
 

@@ -63,12 +63,8 @@ func (t *Tokenizer) AppendHarmony(dst []uint32, p *HarmonyPrompt) ([]uint32, err
 }
 
 func (t *Tokenizer) addedID(content string) (uint32, bool) {
-	for id, a := range t.added {
-		if a.Content == content {
-			return id, true
-		}
-	}
-	return 0, false
+	id, ok := t.addedIDs[content]
+	return id, ok
 }
 
 // harmonySystem is openai_harmony's SystemContent as vLLM sets it.
