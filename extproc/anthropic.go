@@ -396,7 +396,10 @@ func toolUseCall(b *wireBlock, field func(string) string) (chatToolCall, error) 
 	switch b.Input.Kind() {
 	case 0, 'n':
 	case '{':
-		args = string(b.Input)
+		var err error
+		if args, err = pythonDumps(b.Input); err != nil {
+			return chatToolCall{}, wrongType(field(".input"), "an object")
+		}
 	default:
 		return chatToolCall{}, wrongType(field(".input"), "an object")
 	}

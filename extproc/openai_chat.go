@@ -45,6 +45,7 @@ func (w *wireRequest) readChat(req *scorer.Request) error {
 		return err
 	}
 	req.NoGenerationPrompt = !addGenerationPrompt
+	req.GenerationPromptSent = addGenerationPrompt && !isNull(w.AddGenerationPrompt)
 	if err := optional(w.ContinueFinalMessage, "continue_final_message", "a boolean", &req.ContinueFinalMessage); err != nil {
 		return err
 	}

@@ -139,7 +139,11 @@ func parseResponses(path string, body []byte) (*scorer.Request, requestExtras, e
 	if req.Tools, err = responsesTools(w.Tools); err != nil {
 		return nil, extra, err
 	}
-	return req, extra, readReasoningEffort(w.Reasoning, req)
+	if err := readReasoningEffort(w.Reasoning, req); err != nil {
+		return nil, extra, err
+	}
+	keepHarmonyResponses(&w, req)
+	return req, extra, nil
 }
 
 func readModel(v jsontext.Value, req *scorer.Request) error {

@@ -1,6 +1,10 @@
 package scorer
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/warmroute/warmroute/tokenizer"
+)
 
 // Kind says which OpenAI API a request used.
 type Kind int
@@ -48,6 +52,10 @@ type Request struct {
 	// NoGenerationPrompt is set when the request turned off
 	// add_generation_prompt (the default is on).
 	NoGenerationPrompt bool
+	// GenerationPromptSent is set when the request itself set
+	// add_generation_prompt to true (not the default): vLLM's request model
+	// refuses that together with continue_final_message.
+	GenerationPromptSent bool
 	// Documents is a chat request's documents, verbatim, for templates that
 	// support retrieval.
 	Documents json.RawMessage
@@ -81,6 +89,10 @@ type Request struct {
 	// PreviousResponseID is a Responses request's previous_response_id: the
 	// engine that stored that response must serve it (Options.Affinity).
 	PreviousResponseID string
+	// HarmonyResponses is a Responses request's fields as vLLM's Harmony
+	// path reads them; a Harmony (GPT-OSS) pool renders the request from
+	// them rather than from Messages (vLLM's chat conversion).
+	HarmonyResponses *tokenizer.HarmonyResponsesRequest
 	// Subset, when non-nil, restricts the candidates to these endpoints (the
 	// gateway's subset hint). An empty non-nil slice allows none.
 	Subset []string

@@ -52,6 +52,7 @@ func chatRequest(req *Request) (tokenizer.ChatRequest, error) {
 		ReasoningEffort:      req.ReasoningEffort,
 		Documents:            req.Documents,
 		ContinueFinalMessage: req.ContinueFinalMessage,
+		GenerationPromptSent: req.GenerationPromptSent,
 		Template:             req.ChatTemplate,
 		ToolChoice:           req.ToolChoice,
 	}, nil
@@ -191,11 +192,11 @@ func (l *LocalTokens) chatTokens(req *Request, dst []uint32) ([]uint32, error) {
 	if l.harmony != nil {
 		// vLLM encodes a Harmony prompt without the tokenizer's special
 		// tokens whatever add_special_tokens says.
-		text, err := l.harmony.Render(cr)
+		p, err := l.harmonyPrompt(req, cr)
 		if err != nil {
 			return nil, err
 		}
-		return tooLong(l.prefix.AppendEncode(dst, text, false))
+		return tooLong(l.tk.AppendHarmony(dst, p))
 	}
 	if l.engine == tokenizer.EngineSGLang {
 		if err := l.tk.SGLangCompatible(); err != nil {
@@ -229,6 +230,20 @@ func forTemplate(req *Request, chat *tokenizer.ChatTemplate) *Request {
 		r.ReasoningEffort = chat.DisabledThinkingEffort()
 	}
 	return &r
+}
+
+// harmonyPrompt renders a Responses request through vLLM's Harmony
+// Responses path, other chat through its Harmony chat path.
+func (l *LocalTokens) harmonyPrompt(req *Request, cr tokenizer.ChatRequest) (*tokenizer.HarmonyPrompt, error) {
+	if req.HarmonyResponses != nil {
+		return l.harmony.RenderResponses(*req.HarmonyResponses)
+	}
+	if req.Path == "/v1/messages" && cr.ReasoningEffort == "none" {
+		// vLLM probes its renderer for the effort a disabled Anthropic
+		// thinking becomes; Harmony refuses "none", so it is "low".
+		cr.ReasoningEffort = "low"
+	}
+	return l.harmony.Render(cr)
 }
 
 // RemoteTokens asks one of the pool's engines (POST /tokenize), chosen at

@@ -85,9 +85,9 @@ func (h *hfEncoder) encode(req Request, addSpecial bool) ([]int, error) {
 		var err error
 		switch {
 		case h.harmony != nil:
-			// vLLM encodes a Harmony prompt without special tokens.
-			text, err = h.harmony.Render(cr)
-			addSpecial = false
+			// vLLM encodes a Harmony prompt part by part, special tokens as
+			// such and every text as plain text.
+			return h.encodeHarmony(cr)
 		case h.chat == nil:
 			return nil, ErrNoChatTemplate
 		default:
@@ -101,9 +101,25 @@ func (h *hfEncoder) encode(req Request, addSpecial bool) ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizing prompt: %w: %w", ErrInvalidRequest, err)
 	}
+	return intIDs(ids), nil
+}
+
+func (h *hfEncoder) encodeHarmony(cr tokenizer.ChatRequest) ([]int, error) {
+	p, err := h.harmony.Render(cr)
+	if err != nil {
+		return nil, fmt.Errorf("rendering chat template: %w: %w", ErrInvalidRequest, err)
+	}
+	ids, err := h.tk.AppendHarmony(nil, p)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizing prompt: %w: %w", ErrInvalidRequest, err)
+	}
+	return intIDs(ids), nil
+}
+
+func intIDs(ids []uint32) []int {
 	out := make([]int, len(ids))
 	for i, id := range ids {
 		out[i] = int(id)
 	}
-	return out, nil
+	return out
 }

@@ -37,6 +37,10 @@ type ChatRequest struct {
 	// continues it (a prefilled reply): the render ends where that
 	// message's text ends. It cannot be combined with AddGenerationPrompt.
 	ContinueFinalMessage bool
+	// GenerationPromptSent says the request itself set
+	// add_generation_prompt to true; vLLM refuses that with
+	// ContinueFinalMessage even where the flag has no effect (Harmony).
+	GenerationPromptSent bool
 	// Template is the request's chat_template: the name of one of the
 	// model's named templates, or a template's source. Empty picks the
 	// model's "tool_use" template for a request with tools when there is

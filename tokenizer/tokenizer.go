@@ -25,8 +25,11 @@ type Tokenizer struct {
 	decErr error
 	names  []string
 	added  map[uint32]addedToken
-	config Config
-	states sync.Pool
+	// addedIDs is each added token's id by content (the lowest id when two
+	// share one), for renders that name special tokens (Harmony).
+	addedIDs map[string]uint32
+	config   Config
+	states   sync.Pool
 }
 
 // encodeState holds the buffers one Encode call needs.
@@ -108,8 +111,12 @@ func Load(tokenizerJSON []byte) (*Tokenizer, error) {
 // are matched against normalized text, so their content is normalized too.
 func (t *Tokenizer) setAdded(tokens []addedToken) {
 	var raw, normd []addedToken
+	t.addedIDs = make(map[string]uint32, len(tokens))
 	for _, a := range tokens {
 		t.added[a.ID] = a
+		if id, ok := t.addedIDs[a.Content]; !ok || a.ID < id {
+			t.addedIDs[a.Content] = a.ID
+		}
 		if a.Normalized {
 			if t.norm != nil {
 				a.Content = t.norm.normalize(a.Content)
