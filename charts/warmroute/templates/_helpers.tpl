@@ -31,7 +31,17 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{- define "warmroute.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- include "warmroute.imageRef" (dict "image" .Values.image "tag" (default .Chart.AppVersion .Values.image.tag)) -}}
+{{- end -}}
+
+{{/*
+An image reference: repository:tag, pinned as repository:tag@digest when
+the image's digest is set (the tag then only documents the version).
+*/}}
+{{- define "warmroute.imageRef" -}}
+{{- $ref := printf "%s:%s" .image.repository (default .image.tag .tag) -}}
+{{- if .image.digest }}{{ $ref = printf "%s@%s" $ref .image.digest }}{{ end -}}
+{{- $ref -}}
 {{- end -}}
 
 {{- define "warmroute.serviceAccountName" -}}
