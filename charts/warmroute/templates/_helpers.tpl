@@ -189,11 +189,10 @@ capabilities:
 {{- end -}}
 {{- define "warmroute.natsAuthDir" -}}/etc/warmroute/nats-auth{{- end -}}
 
-
 {{/*
 Non-empty when the router can learn model servers: static endpoints or a
 pool's InferencePool in router.config, InferencePool mode, or relays that
-announce endpoints over NATS. NOTES.txt reads the same helper.
+announce endpoints over NATS. Rendering fails without any of them.
 */}}
 {{- define "warmroute.learnsEndpoints" -}}
 {{- $static := false -}}
