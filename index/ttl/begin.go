@@ -88,10 +88,10 @@ func (c *Controller) sweep(now int64) int {
 // Moved re-points a committed decision at the endpoint that really served
 // it: the proxy used a fallback, so r (that endpoint, and the predictions
 // made there) replaces the record Begin made for the chosen endpoint. The
-// chosen endpoint's predictions, withdrawn before, end there as usual; the
-// old record no longer waits for their confirmation or for usage, which
-// now judges the served route. Like Begin, a route with nothing to follow
-// is not tracked.
+// scorer withdraws the chosen endpoint's predictions first, so they end on
+// that record as stale expiries; whatever the old record still waited for
+// (blocks, usage) is dropped, and usage now judges the served route. Like
+// Begin, a route with nothing to follow is not tracked.
 func (c *Controller) Moved(id index.DecisionID, r Route) {
 	sh := c.shard(id)
 	sh.mu.Lock()

@@ -113,20 +113,21 @@ func TestPromptClasses(t *testing.T) {
 // TestMovedFollowsTheServedEndpoint: a decision moved to the fallback that
 // served is followed there (its confirmations are attributed to the served
 // endpoint, with their latency), no longer on the chosen endpoint, whose
-// old record waits for neither blocks nor usage.
+// old record no longer waits for usage.
 func TestMovedFollowsTheServedEndpoint(t *testing.T) {
 	h := newHarness(t, Config{})
 	chosen, served := "10.0.0.1:8000", "10.0.0.2:8000"
 	h.Begin(1, Route{Endpoint: chosen, Model: "m", PromptTokens: 100, NewSpeculative: 2, MatchedSpeculative: 1, BlockSize: 16, At: t0})
-	h.Moved(1, Route{Endpoint: served, Model: "m", PromptTokens: 100, NewSpeculative: 3, BlockSize: 16, At: t0})
-	// The chosen endpoint's withdrawn predictions end there, unattributed.
+	// As Decision.Served does: the chosen endpoint's predictions are
+	// withdrawn (ending on its record), then the route moves.
 	h.Observe(index.Outcome{Kind: index.StaleExpiry, Endpoint: chosen, Decision: 1, Blocks: 2})
+	h.Moved(1, Route{Endpoint: served, Model: "m", PromptTokens: 100, NewSpeculative: 3, BlockSize: 16, At: t0})
 	h.Observe(index.Outcome{Kind: index.Confirmed, Endpoint: served, Decision: 1, Blocks: 3, Latency: 200 * time.Millisecond})
 	if got := h.value(t, "warmroute_ttl_endings_total", map[string]string{"endpoint": served, "model": "m", "ending": "confirmed"}); got != 3 {
 		t.Errorf("served endpoint's confirmed endings = %v, want 3 attributed to model m", got)
 	}
-	if got := h.value(t, "warmroute_ttl_endings_total", map[string]string{"endpoint": chosen, "model": labelUnknown, "ending": "stale_expiry"}); got != 2 {
-		t.Errorf("chosen endpoint's withdrawn predictions = %v unattributed stale endings, want 2", got)
+	if got := h.value(t, "warmroute_ttl_endings_total", map[string]string{"endpoint": chosen, "model": "m", "ending": "stale_expiry"}); got != 2 {
+		t.Errorf("chosen endpoint's withdrawn predictions = %v stale endings on its record, want 2", got)
 	}
 	m := h.metric(t, "warmroute_ttl_confirmation_latency_seconds", map[string]string{"endpoint": served, "model": "m", "block": "first"})
 	if m == nil || m.Histogram.GetSampleCount() != 1 {

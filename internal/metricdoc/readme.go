@@ -3,7 +3,9 @@ package metricdoc
 import (
 	"bufio"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -136,4 +138,42 @@ func backticked(s string) (string, bool) {
 		return "", false
 	}
 	return inner, true
+}
+
+// ReadREADMEs parses the metric table of every README.md under root that
+// has a "## Metrics" section (skipping hidden directories, testdata and the
+// directories named in skip) and returns the documented families with the
+// README each came from. A family documented twice is an error.
+func ReadREADMEs(root string, skip ...string) (map[string]Family, map[string]string, error) {
+	fams, owner := map[string]Family{}, map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || slices.Contains(skip, d.Name())) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || d.Name() != "README.md" {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		if !slices.Contains(strings.Split(string(b), "\n"), sectionHeading) {
+			return nil
+		}
+		got, err := ReadREADME(path)
+		if err != nil {
+			return err
+		}
+		for name, f := range got {
+			if prev, ok := owner[name]; ok {
+				return fmt.Errorf("%s is documented in both %s and %s", name, prev, path)
+			}
+			fams[name], owner[name] = f, path
+		}
+		return nil
+	})
+	return fams, owner, err
 }

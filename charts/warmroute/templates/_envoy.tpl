@@ -151,7 +151,7 @@ static_resources:
 
 {{- define "warmroute.envoyContainer" -}}
 - name: envoy
-  image: {{ printf "%s:%s" .Values.envoy.image.repository .Values.envoy.image.tag }}
+  image: {{ include "warmroute.imageRef" (dict "image" .Values.envoy.image) }}
   imagePullPolicy: {{ .Values.envoy.image.pullPolicy }}
   command: [envoy]
   args:

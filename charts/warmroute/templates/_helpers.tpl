@@ -31,7 +31,17 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{- define "warmroute.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- include "warmroute.imageRef" (dict "image" .Values.image "tag" (default .Chart.AppVersion .Values.image.tag)) -}}
+{{- end -}}
+
+{{/*
+An image reference: repository:tag, pinned as repository:tag@digest when
+the image's digest is set (the tag then only documents the version).
+*/}}
+{{- define "warmroute.imageRef" -}}
+{{- $ref := printf "%s:%s" .image.repository (default .image.tag .tag) -}}
+{{- if .image.digest }}{{ $ref = printf "%s@%s" $ref .image.digest }}{{ end -}}
+{{- $ref -}}
 {{- end -}}
 
 {{- define "warmroute.serviceAccountName" -}}
@@ -179,11 +189,10 @@ capabilities:
 {{- end -}}
 {{- define "warmroute.natsAuthDir" -}}/etc/warmroute/nats-auth{{- end -}}
 
-
 {{/*
 Non-empty when the router can learn model servers: static endpoints or a
 pool's InferencePool in router.config, InferencePool mode, or relays that
-announce endpoints over NATS. NOTES.txt reads the same helper.
+announce endpoints over NATS. Rendering fails without any of them.
 */}}
 {{- define "warmroute.learnsEndpoints" -}}
 {{- $static := false -}}

@@ -41,22 +41,10 @@ func loadDashboard(t *testing.T) dashboard {
 	return d
 }
 
-// dashboardMetrics lists the metric families the dashboard queries, from
-// the parsed queries, with histogram series folded into their family.
+// dashboardMetrics lists the metric families the dashboard queries.
 func dashboardMetrics(t *testing.T) []string {
 	t.Helper()
-	fams := documentedFamilies(t)
-	var names []string
-	for _, q := range dashboardQueries(t) {
-		for _, s := range selectors(t, q) {
-			if f, _, ok := family(fams, s.name); ok {
-				s.name = f.Name
-			}
-			names = append(names, s.name)
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
+	return familiesOf(t, dashboardQueries(t))
 }
 
 // TestDashboardShape: the dashboard parses, every data panel queries

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -137,42 +136,18 @@ func parseSelectors(expr string) ([]selector, error) {
 	return out, nil
 }
 
-// documentedFamilies reads every README's metric table in the repository.
+// documentedFamilies reads every README's metric table in the repository
+// (the chart's own directory has none).
 func documentedFamilies(t *testing.T) map[string]metricdoc.Family {
 	t.Helper()
-	root := repoRoot(t)
-	out := map[string]metricdoc.Family{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "charts") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || d.Name() != "README.md" {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil || !slices.Contains(strings.Split(string(b), "\n"), "## Metrics") {
-			return err
-		}
-		fams, err := metricdoc.ReadREADME(path)
-		if err != nil {
-			t.Error(err)
-			return nil
-		}
-		for name, f := range fams {
-			out[name] = f
-		}
-		return nil
-	})
+	fams, _, err := metricdoc.ReadREADMEs(repoRoot(t), "charts")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out) == 0 {
+	if len(fams) == 0 {
 		t.Fatal("no README documents a metric: is the repository root right?")
 	}
-	return out
+	return fams
 }
 
 // targetLabels are the labels Prometheus adds to every scraped series.
@@ -268,13 +243,19 @@ func TestQueryChecksCatchMistakes(t *testing.T) {
 }
 
 // referencedMetrics lists the metric families the alerts and the dashboard
-// query, from their parsed selectors, with histogram series folded into
-// their documented family.
+// query.
 func referencedMetrics(t *testing.T) []string {
+	t.Helper()
+	return familiesOf(t, append(ruleQueries(t), dashboardQueries(t)...))
+}
+
+// familiesOf lists the metric families qs select, from their parsed
+// selectors, with histogram series folded into their documented family.
+func familiesOf(t *testing.T, qs []query) []string {
 	t.Helper()
 	fams := documentedFamilies(t)
 	var names []string
-	for _, q := range append(ruleQueries(t), dashboardQueries(t)...) {
+	for _, q := range qs {
 		for _, s := range selectors(t, q) {
 			if f, _, ok := family(fams, s.name); ok {
 				s.name = f.Name
