@@ -9,7 +9,6 @@ import (
 
 	"github.com/warmroute/warmroute/scorer"
 	"github.com/warmroute/warmroute/tokenizer"
-	"github.com/warmroute/warmroute/tokenizer/tokenizertest"
 )
 
 // sglangGolden is tokenizer/testdata/sglang_golden.json, written by
@@ -52,15 +51,7 @@ func TestSGLangGolden(t *testing.T) {
 		t.Fatalf("golden from SGLang %s, the router mirrors %s", g.SGLangVersion, tokenizer.SGLangVersion)
 	}
 	for fam, results := range g.Families {
-		dir := fam
-		if d, ok := goldenDirs[fam]; ok {
-			dir = d
-		}
-		tk, err := tokenizer.LoadDir(tokenizertest.Dir(t, dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		local := scorer.NewLocalTokens(tk, scorer.WithEngine(tokenizer.EngineSGLang))
+		local := scorer.NewLocalTokens(goldenTokenizer(t, fam), scorer.WithEngine(tokenizer.EngineSGLang))
 		var exact, refused, rejected int
 		for _, c := range g.Cases {
 			want := results[c.Name]

@@ -33,6 +33,20 @@ type vllmGolden struct {
 // goldenDirs maps the golden's family names to the test tokenizer files.
 var goldenDirs = map[string]string{"mistral": "llama2"}
 
+// goldenTokenizer loads the test tokenizer files of a golden's family.
+func goldenTokenizer(t *testing.T, fam string) *tokenizer.Tokenizer {
+	t.Helper()
+	dir := fam
+	if d, ok := goldenDirs[fam]; ok {
+		dir = d
+	}
+	tk, err := tokenizer.LoadDir(tokenizertest.Dir(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
 // knownVLLMDivergences are the shapes where the router's tokens differ from
 // vLLM's, each with the reason. A case listed here must still differ, so a
 // fix is noticed.
@@ -56,15 +70,7 @@ func TestVLLMGolden(t *testing.T) {
 		t.Fatalf("golden from vLLM %s, the router mirrors %s", g.VLLMVersion, tokenizer.VLLMVersion)
 	}
 	for fam, results := range g.Families {
-		dir := fam
-		if d, ok := goldenDirs[fam]; ok {
-			dir = d
-		}
-		tk, err := tokenizer.LoadDir(tokenizertest.Dir(t, dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		local := scorer.NewLocalTokens(tk, scorer.WithHarmonyDate(func() string { return g.HarmonyDate }))
+		local := scorer.NewLocalTokens(goldenTokenizer(t, fam), scorer.WithHarmonyDate(func() string { return g.HarmonyDate }))
 		for _, c := range g.Cases {
 			if c.Families != nil && !slices.Contains(c.Families, fam) {
 				continue
