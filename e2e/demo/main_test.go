@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/internal/testlog"
 	"github.com/warmroute/warmroute/internal/testwait"
 )
 
@@ -36,24 +35,6 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
-// lockedBuffer lets the test read what run prints while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 var curlURL = regexp.MustCompile(`curl -si (http://\S+)`)
 
 // TestDemo runs the demo as a user would: wait for its instructions, send
@@ -62,7 +43,7 @@ func TestDemo(t *testing.T) {
 	harness.EnvoyForTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out lockedBuffer
+	var out testlog.Buffer // read while run prints
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"-port", "0"}, &out, io.Discard) }()
 
