@@ -193,10 +193,12 @@ func relayPartition(t *testing.T, f *faultRun) {
 	silence := time.Duration(relayKillMisses) * faultHeartbeat
 	detected := f.detected(ps.Router, victim.Addr, "expired", at, silence+faultHeartbeat)
 	time.Sleep(partitionDuration - time.Since(at))
-	healed := time.Now()
-	pr.proxy.Block(false)
+	// Traffic stops before the heal: once healed and synced the victim is
+	// a candidate again, so a request after that may rightly reach it.
 	sent := tr.finish(f)
 	noneAfter(t, sent, detected, victim.ID)
+	healed := time.Now()
+	pr.proxy.Block(false)
 	clear := routerLogAfter(t, ps.Router, "endpoint live again", victim.Addr, healed)
 	f.converged(clear, "after the partition healed", stackDivergence(t, ps))
 	wantCounter(t, ps.Router.MetricsURL(), "warmroute_events_subscriber_syncs_total",

@@ -156,25 +156,44 @@ func TestSlowBodiesStayWithinTheBudget(t *testing.T) {
 // OpenAI error body.
 func checkRefused(t *testing.T, clients []*slowClient) {
 	t.Helper()
+	// The refusals are on their way when the metrics count them: wait for
+	// the first to arrive rather than look once.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if r := firstAnswer(clients); r != nil {
+			checkRefusal(t, r)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Error("no refused connection received an answer")
+}
+
+// firstAnswer is the response one of clients has received, or nil.
+func firstAnswer(clients []*slowClient) *http.Response {
 	for _, c := range clients {
 		select {
 		case r := <-c.resp:
-			defer r.Body.Close()
-			var body api.ErrorResponse
-			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-				t.Fatalf("decoding the refusal: %v", err)
-			}
-			if r.StatusCode != 503 || body.Error.Type != api.ErrTypeUnavailable || body.Error.Code != 503 {
-				t.Errorf("refusal = %d %+v, want 503 %s", r.StatusCode, body.Error, api.ErrTypeUnavailable)
-			}
-			if v := r.Header.Get("Retry-After"); v != "1" {
-				t.Errorf("refusal Retry-After = %q, want 1", v)
-			}
-			return
+			return r
 		default:
 		}
 	}
-	t.Error("no refused connection received an answer")
+	return nil
+}
+
+func checkRefusal(t *testing.T, r *http.Response) {
+	t.Helper()
+	defer r.Body.Close()
+	var body api.ErrorResponse
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		t.Fatalf("decoding the refusal: %v", err)
+	}
+	if r.StatusCode != 503 || body.Error.Type != api.ErrTypeUnavailable || body.Error.Code != 503 {
+		t.Errorf("refusal = %d %+v, want 503 %s", r.StatusCode, body.Error, api.ErrTypeUnavailable)
+	}
+	if v := r.Header.Get("Retry-After"); v != "1" {
+		t.Errorf("refusal Retry-After = %q, want 1", v)
+	}
 }
 
 // TestOverLongPromptIsRoutedOnLoad sends prompts beyond the pool's
