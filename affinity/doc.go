@@ -10,7 +10,10 @@
 //
 // A Share publishes this replica's ids over NATS (api.AffinitySubject) and
 // records every other replica's, so any replica routes a follow-up that
-// another one learnt.
+// another one learnt. With EnableReplay (JetStream), the server retains the
+// ids in a stream that a starting Share replays, moving the table's window
+// back to what the stream covers, so a restarted replica's table can be
+// complete at once.
 //
 // # Concurrency
 //
