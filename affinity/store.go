@@ -95,27 +95,23 @@ func (s *Store) Stored(pool, id, endpoint string) {
 // Remote records an id another replica learnt at at. An id older than
 // MaxAge is dropped; it reports whether the id was recorded.
 func (s *Store) Remote(pool, id, endpoint string, at time.Time) bool {
-	if s.now().Sub(at) >= s.maxAge {
-		return false
-	}
-	if s.record(pool, id, endpoint, at) {
-		s.metrics.learned.WithLabelValues("remote").Inc()
-		return true
-	}
-	return false
+	return s.learnRemote(pool, id, endpoint, at, "remote")
 }
 
 // Replayed records an id replayed from the affinity stream at start-up,
 // like Remote; it reports whether the id was recorded.
 func (s *Store) Replayed(pool, id, endpoint string, at time.Time) bool {
-	if s.now().Sub(at) >= s.maxAge {
+	return s.learnRemote(pool, id, endpoint, at, "replay")
+}
+
+// learnRemote records another replica's id unless older than MaxAge,
+// counting it under source.
+func (s *Store) learnRemote(pool, id, endpoint string, at time.Time, source string) bool {
+	if s.now().Sub(at) >= s.maxAge || !s.record(pool, id, endpoint, at) {
 		return false
 	}
-	if s.record(pool, id, endpoint, at) {
-		s.metrics.learned.WithLabelValues("replay").Inc()
-		return true
-	}
-	return false
+	s.metrics.learned.WithLabelValues(source).Inc()
+	return true
 }
 
 // coveredSince moves the window's start back to from: a replay found that
