@@ -4,8 +4,8 @@
 // routed there (scorer.Affinity). The table is bounded in entries
 // (Limits.MaxEntries per pool, oldest evicted first) and in age
 // (Config.MaxAge); it knows when it is complete, that is when every response
-// stored within MaxAge is in it (the router has run for MaxAge and evicted
-// nothing for room since), which is when an unknown id can be answered as
+// stored within MaxAge is in it (the router has run for MaxAge, or a replay
+// covered MaxAge, and evicted nothing for room since), which is when an unknown id can be answered as
 // not found rather than routed on load.
 //
 // A Share publishes this replica's ids over NATS (api.AffinitySubject) and
