@@ -19,7 +19,7 @@ import (
 
 // replayReplica is one router replica's process: its own connection, store
 // keeping ids for maxAge, and share replaying the stream.
-func replayReplica(t *testing.T, url, replica string, maxAge time.Duration) (*affinity.Store, *prometheus.Registry) {
+func replayReplica(t testing.TB, url, replica string, maxAge time.Duration) (*affinity.Store, *prometheus.Registry) {
 	t.Helper()
 	nc, err := bus.ConnectOptions{URL: url}.Connect()
 	if err != nil {
@@ -44,7 +44,7 @@ func replayReplica(t *testing.T, url, replica string, maxAge time.Duration) (*af
 	return s, reg
 }
 
-func waitReplay(t *testing.T, reg *prometheus.Registry, result string) {
+func waitReplay(t testing.TB, reg *prometheus.Registry, result string) {
 	t.Helper()
 	testwait.Until(t, 30*time.Second, func() string {
 		if eventstest.CounterValue(t, reg, "warmroute_affinity_replays_total", "result", result) != 1 {
@@ -54,7 +54,7 @@ func waitReplay(t *testing.T, reg *prometheus.Registry, result string) {
 	})
 }
 
-func publishRaw(t *testing.T, nc *nats.Conn, replica string, data []byte) {
+func publishRaw(t testing.TB, nc *nats.Conn, replica string, data []byte) {
 	t.Helper()
 	subj, err := api.AffinitySubject("p", replica)
 	if err != nil {
