@@ -13,12 +13,18 @@ import (
 // Metrics count response-id affinity, built by NewMetrics. One Metrics
 // serves one Store and its Share; safe for concurrent use.
 type Metrics struct {
-	lookups   [4]prometheus.Counter  // by scorer.AffinityResult
-	learned   *prometheus.CounterVec // source: local, remote
-	evicted   *prometheus.CounterVec // reason: age, room, restart
-	shared    *prometheus.CounterVec // result: published, publish_error, received, own, malformed, ignored (expired or already known)
-	entries   *entriesCollector
-	lookupVec *prometheus.CounterVec
+	lookups [4]prometheus.Counter  // by scorer.AffinityResult
+	learned *prometheus.CounterVec // source: local, remote, replay
+	evicted *prometheus.CounterVec // reason: age, room, restart
+	shared  *prometheus.CounterVec // result: published, publish_error, received, own, malformed, ignored (expired or already known)
+	// replayMsgs (result: applied, own, malformed, ignored), replays
+	// (result: complete, partial, failed) and replayDuration describe
+	// the start-up replay of the affinity stream.
+	replayMsgs     *prometheus.CounterVec
+	replays        *prometheus.CounterVec
+	replayDuration prometheus.Histogram
+	entries        *entriesCollector
+	lookupVec      *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them on reg (nil: not
@@ -31,7 +37,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 				"endpoint_down (its endpoint is down: answered 404), unknown (not stored within the window: answered 404), "+
 				"unsure (not known, table incomplete: routed on load).", "result"),
 		learned: b.CounterVec("learned_total",
-			"Stored response ids learnt, by source: local (this replica's responses) or remote (another replica's).", "source"),
+			"Stored response ids learnt, by source: local (this replica's responses), remote (another replica's, live) "+
+				"or replay (another replica's, replayed from the JetStream stream at start-up).", "source"),
 		evicted: b.CounterVec("evictions_total",
 			"Response ids dropped from the table, by reason: age (older than affinity.maxAge), room (the pool's table was full) "+
 				"or restart (the storing engine restarted: answered 404 until it ages out).",
@@ -39,6 +46,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		shared: b.CounterVec("share_messages_total",
 			"Response-id messages between replicas, by result: published, publish_error, received, own, malformed, ignored (expired or already known).",
 			"result"),
+		replayMsgs: b.CounterVec("replay_messages_total",
+			"Response-id messages replayed from the JetStream stream at start-up, by result: applied, own, "+
+				"malformed (skipped), ignored (expired or already known).", "result"),
+		replays: b.CounterVec("replays_total",
+			"Start-up replays of the affinity stream, by result: complete (the stream covers affinity.maxAge: "+
+				"unknown ids are answered 404), partial (it covers less: unknown ids stay unsure until the window fills) "+
+				"or failed (stream unavailable or replay cut short).", "result"),
+		replayDuration: b.Histogram("replay_duration_seconds",
+			"Time the start-up replay of the affinity stream took.", prometheus.ExponentialBuckets(0.01, 4, 8)),
 	}
 	for _, r := range []scorer.AffinityResult{scorer.AffinityHit, scorer.AffinityEndpointDown, scorer.AffinityUnknown, scorer.AffinityUnsure} {
 		m.lookups[r] = m.lookupVec.WithLabelValues(r.String())

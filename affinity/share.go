@@ -32,6 +32,11 @@ type Share struct {
 	reconnects uint64
 	gapAt      time.Time
 
+	// replay, when set (EnableReplay), has Start replay the affinity
+	// stream; replayDone closes when that replay ends.
+	replay     *Replay
+	replayDone chan struct{}
+
 	sub    *nats.Subscription
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -91,6 +96,15 @@ func (sh *Share) Start(ctx context.Context) error {
 	}
 	sh.sub = sub
 	ctx, sh.cancel = context.WithCancel(ctx)
+	if sh.replay != nil {
+		// Subscribed first, so an id published while the replay runs
+		// arrives live if the replay missed it.
+		sh.replayDone = make(chan struct{})
+		go func() {
+			defer close(sh.replayDone)
+			sh.catchUp(ctx)
+		}()
+	}
 	go func() {
 		defer close(sh.done)
 		defer func() { _ = sub.Unsubscribe() }()
@@ -167,5 +181,8 @@ func (sh *Share) Close() {
 		}
 		sh.cancel()
 		<-sh.done
+		if sh.replayDone != nil {
+			<-sh.replayDone
+		}
 	})
 }

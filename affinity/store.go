@@ -15,7 +15,9 @@ type Store struct {
 	maxEntries int
 	now        func() time.Time
 	metrics    *Metrics
-	started    time.Time
+	// started is when the table's window starts: it holds every id learnt
+	// since (New's time, moved back by a replay that covers more).
+	started time.Time
 	// published, when set, hears each locally learnt id (the Share).
 	published func(pool, id, endpoint string, at time.Time)
 	// gap, when set, reports the last time the table may have missed
@@ -93,17 +95,39 @@ func (s *Store) Stored(pool, id, endpoint string) {
 // Remote records an id another replica learnt at at. An id older than
 // MaxAge is dropped; it reports whether the id was recorded.
 func (s *Store) Remote(pool, id, endpoint string, at time.Time) bool {
-	if s.now().Sub(at) >= s.maxAge {
-		return false
-	}
-	if s.record(pool, id, endpoint, at) {
-		s.metrics.learned.WithLabelValues("remote").Inc()
-		return true
-	}
-	return false
+	return s.learnRemote(pool, id, endpoint, at, "remote")
 }
 
-// record inserts id unless known; it reports whether it was new.
+// Replayed records an id replayed from the affinity stream at start-up,
+// like Remote; it reports whether the id was recorded.
+func (s *Store) Replayed(pool, id, endpoint string, at time.Time) bool {
+	return s.learnRemote(pool, id, endpoint, at, "replay")
+}
+
+// learnRemote records another replica's id unless older than MaxAge,
+// counting it under source.
+func (s *Store) learnRemote(pool, id, endpoint string, at time.Time, source string) bool {
+	if s.now().Sub(at) >= s.maxAge || !s.record(pool, id, endpoint, at) {
+		return false
+	}
+	s.metrics.learned.WithLabelValues(source).Inc()
+	return true
+}
+
+// coveredSince moves the window's start back to from: a replay found that
+// the table now holds every id learnt since then. A later time changes
+// nothing.
+func (s *Store) coveredSince(from time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if from.Before(s.started) {
+		s.started = from
+	}
+}
+
+// record inserts id, or replaces a known id's endpoint when at is later
+// (an id's latest endpoint wins, whatever order messages arrive in); it
+// reports whether anything changed.
 func (s *Store) record(pool, id, endpoint string, at time.Time) bool {
 	if pool == "" || id == "" || endpoint == "" {
 		return false
@@ -115,8 +139,15 @@ func (s *Store) record(pool, id, endpoint string, at time.Time) bool {
 		t = &table{byID: map[string]entry{}}
 		s.pools[pool] = t
 	}
-	if _, ok := t.byID[id]; ok {
-		return false
+	if e, ok := t.byID[id]; ok {
+		if !at.After(e.at) || e.endpoint == endpoint {
+			return false
+		}
+		// The queued entry of the old time no longer matches (popLocked
+		// skips it); the id is queued again at its new time.
+		t.byID[id] = entry{endpoint: endpoint, at: at}
+		t.queue = append(t.queue, queued{id: id, at: at})
+		return true
 	}
 	s.evictLocked(t, s.now())
 	if len(t.byID) >= s.maxEntries {

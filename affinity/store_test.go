@@ -75,15 +75,25 @@ func TestLookup(t *testing.T) {
 }
 
 // TestRemote: another replica's id is kept with its own time, so it ages
-// out when it would have at the learning replica; one already too old or
-// already known is ignored.
+// out when it would have at the learning replica; one already too old, or
+// known from the same or a later time, is ignored; a known id learnt later
+// elsewhere takes its latest endpoint.
 func TestRemote(t *testing.T) {
 	s, clk := newStore(time.Hour, 10)
 	if !s.Remote("p", "resp_1", "a:1", t0.Add(-30*time.Minute)) {
 		t.Fatal("a fresh remote id was not recorded")
 	}
-	if s.Remote("p", "resp_1", "b:1", t0) {
-		t.Fatal("a known id was recorded again")
+	if s.Remote("p", "resp_1", "b:1", t0.Add(-40*time.Minute)) {
+		t.Fatal("a known id from an earlier time replaced the later one")
+	}
+	if s.Remote("p", "resp_1", "a:1", t0.Add(-30*time.Minute)) {
+		t.Fatal("a repeated message was recorded again")
+	}
+	if !s.Remote("p", "resp_3", "c:1", t0.Add(-40*time.Minute)) || !s.Remote("p", "resp_3", "d:1", t0.Add(-31*time.Minute)) {
+		t.Fatal("a known id learnt later elsewhere was not replaced")
+	}
+	if ep, r := s.Lookup("p", "resp_3", []string{"c:1", "d:1"}); r != scorer.AffinityHit || ep != "d:1" {
+		t.Fatalf("Lookup(resp_3) = %q, %v, want the latest endpoint d:1", ep, r)
 	}
 	if s.Remote("p", "resp_2", "a:1", t0.Add(-time.Hour)) {
 		t.Fatal("an id as old as maxAge was recorded")
