@@ -90,11 +90,13 @@ func TestReplayRestartedReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(raw.Close)
-	publishRaw(t, raw, "x", []byte(`{"v":1,"pool":"p","id":"resp_bad"}`))
 	time.Sleep(maxAge / 3)
 	learnt := time.Now()
 	a.Stored("p", "resp_1", "10.0.0.1:8000")
 	a.Stored("p", "resp_2", "10.0.0.2:8000")
+	// Published with the ids, not at the stream's creation: a message from
+	// then would be maxAge old, and dropped by the stream, when b replays.
+	publishRaw(t, raw, "x", []byte(`{"v":1,"pool":"p","id":"resp_bad"}`))
 	eventstest.WaitStored(t, raw, affinity.DefaultStream, 3) // a's before x's, as the counts below assume
 	later := time.Now().Add(10 * time.Millisecond)
 	for _, m := range []api.AffinityMessage{
