@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/warmroute/warmroute/e2e/harness"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // TestRouterRestartWithoutJetStream: with no JetStream stream to replay, a
@@ -35,18 +37,23 @@ func TestRouterRestartWithoutJetStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitConverged(t, ps, "after the router restarted, before new traffic")
-	m, err := harness.Scrape(ctx, ps.Router.MetricsURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := m.Sum("warmroute_events_subscriber_syncs_total", map[string]string{"reason": "start", "result": "ok"}); got < float64(len(ps.EventSims)) {
-		t.Fatalf("syncs{start,ok} = %v, want one per relay (%d)", got, len(ps.EventSims))
-	}
+	// A simulator that holds no block is converged before its relay's
+	// snapshot arrives: wait for every relay's start sync.
+	testwait.Until(t, 20*time.Second, func() string {
+		m, err := harness.Scrape(ctx, ps.Router.MetricsURL())
+		if err != nil {
+			return err.Error()
+		}
+		if got := m.Sum("warmroute_events_subscriber_syncs_total", map[string]string{"reason": "start", "result": "ok"}); got < float64(len(ps.EventSims)) {
+			return fmt.Sprintf("syncs{start,ok} = %v, want one per relay (%d)", got, len(ps.EventSims))
+		}
+		return ""
+	})
 	for i, p := range prompts {
 		complete(t, ps, p+fmt.Sprintf(" and a continuation %d", i), nil)
 	}
 	waitConverged(t, ps, "after continuing the old chains")
-	m, err = harness.Scrape(ctx, ps.Router.MetricsURL())
+	m, err := harness.Scrape(ctx, ps.Router.MetricsURL())
 	if err != nil {
 		t.Fatal(err)
 	}
