@@ -47,19 +47,6 @@ type anthropicTool struct {
 	deferLoading jsontext.Value
 }
 
-type anthropicFunction struct {
-	Name         string         `json:"name"`
-	Description  jsontext.Value `json:"description"`
-	Parameters   jsontext.Value `json:"parameters"`
-	Strict       jsontext.Value `json:"strict,omitzero"`
-	DeferLoading jsontext.Value `json:"defer_loading,omitzero"`
-}
-
-type anthropicChatTool struct {
-	Type     string            `json:"type"`
-	Function anthropicFunction `json:"function"`
-}
-
 // readToolChange validates a tool_addition or tool_removal block's tool.
 func readToolChange(b *wireBlock, field func(string) string) (toolChange, error) {
 	var c wireToolChange
@@ -159,9 +146,9 @@ func anthropicTools(v jsontext.Value, changes []toolChange) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]anthropicChatTool, len(tools))
+	out := make([]chatTool, len(tools))
 	for i, t := range tools {
-		out[i] = anthropicChatTool{Type: "function", Function: anthropicFunction{Name: t.name,
+		out[i] = chatTool{Type: "function", Function: chatFunction{Name: t.name,
 			Description: t.description, Parameters: t.inputSchema, Strict: t.strict, DeferLoading: t.deferLoading}}
 	}
 	b, err := json.Marshal(out)

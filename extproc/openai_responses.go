@@ -441,12 +441,13 @@ type chatTool struct {
 
 // chatFunction is a tool's function as vLLM's FunctionDefinition dumps it
 // for the template: description and parameters always (null when absent),
-// strict only when set.
+// strict and defer_loading (Anthropic tools only) only when set.
 type chatFunction struct {
-	Name        string         `json:"name"`
-	Description jsontext.Value `json:"description"`
-	Parameters  jsontext.Value `json:"parameters"`
-	Strict      jsontext.Value `json:"strict,omitzero"`
+	Name         string         `json:"name"`
+	Description  jsontext.Value `json:"description"`
+	Parameters   jsontext.Value `json:"parameters"`
+	Strict       jsontext.Value `json:"strict,omitzero"`
+	DeferLoading jsontext.Value `json:"defer_loading,omitzero"`
 }
 
 // responsesTools converts the function tools (and namespace tools'
