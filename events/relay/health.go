@@ -32,6 +32,7 @@ type engineState struct {
 	probed  bool        // a verdict has come in
 	everUp  bool        // the engine has been seen (a connection or a healthy probe)
 	recheck bool        // the socket was closed on purpose, to check the engine again
+	lostAt  time.Time   // the last recheck made because socket evidence was lost
 	started time.Time   // when the relay started, for the start-up grace
 	shown   bool        // the connected flag last exported
 	sock    zmq4.Socket // the open events socket, closed to force a recheck
@@ -85,6 +86,38 @@ func (r *Relay) setHealthy(ok bool) {
 	r.engine.mu.Unlock()
 	if back && sock != nil {
 		r.log.Info("engine healthy again; checking it is the engine it was")
+		_ = sock.Close()
+	}
+}
+
+// lostRecheckEvery spaces the rechecks recheckLost makes, in heartbeat
+// intervals: one after every heartbeat would redial a dead replay socket
+// four times a second at the e2e suite's interval.
+const lostRecheckEvery = 4
+
+// recheckLost closes the events socket for a recheck when, in the listen
+// topology, the evidence for the engine was lost and the check made on the
+// reconnect found no engine (its replay socket refused), yet the engine is
+// healthy now (or no probe is configured). That is an engine that came back
+// between two health probes (so setHealthy never saw it fail): an idle one
+// sends nothing that would prove it, and without this it stayed
+// disconnected for good. The recheck repeats, spaced, until the engine's
+// replay socket answers. Called once per heartbeat.
+func (r *Relay) recheckLost() {
+	if !r.cfg.ListenEvents || r.cfg.ReplayEndpoint == "" {
+		return
+	}
+	r.engine.mu.Lock()
+	sock := r.engine.sock
+	due := sock != nil && r.engine.everUp && r.engine.known && !r.engine.sockUp &&
+		r.engine.healthy && !r.engine.recheck &&
+		time.Since(r.engine.lostAt) >= lostRecheckEvery*r.cfg.HeartbeatInterval
+	if due {
+		r.engine.recheck, r.engine.lostAt = true, time.Now()
+	}
+	r.engine.mu.Unlock()
+	if due {
+		r.log.Debug("engine socket evidence lost; checking the engine's replay socket again")
 		_ = sock.Close()
 	}
 }

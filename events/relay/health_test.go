@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zeromq/zmq4"
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/relay"
@@ -125,4 +127,62 @@ func TestEngineLossIsHeartbeatedAtOnce(t *testing.T) {
 	nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return h.EngineConnected })
 	_ = e.pub.Close() // the engine goes away
 	nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return !h.EngineConnected && !h.EngineUnknown })
+}
+
+// TestListenEngineBackBetweenProbes: in the listen topology an engine that
+// dies and comes back between two health probes (so no probe ever failed)
+// and then stays idle sends nothing that would prove it. The check made on
+// the reconnect found its replay socket unanswering; the relay repeats it
+// until the engine answers, then reports it connected and starts the
+// stream over (the engine restarted).
+func TestListenEngineBackBetweenProbes(t *testing.T) {
+	for _, probe := range []bool{true, false} {
+		t.Run(fmt.Sprintf("health probe %v", probe), func(t *testing.T) {
+			nc := eventstest.Connect(t)
+			tap := tapRelay(t, nc, testModel, resyncEndpoint)
+			e := startFakeEngine(t, 100)
+			addr := unusedAddr(t)
+			dialPub := func() {
+				e.mu.Lock()
+				defer e.mu.Unlock()
+				_ = e.pub.Close()
+				e.pub = zmq4.NewPub(context.Background())
+				pub := e.pub
+				t.Cleanup(func() { _ = pub.Close() })
+				if err := e.pub.Dial("tcp://" + addr); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := relayConfig(e)
+			cfg.EventsEndpoint, cfg.ListenEvents = "tcp://"+addr, true
+			if probe {
+				hs := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+				t.Cleanup(hs.Close)
+				cfg.HealthURL = hs.URL + "/health"
+			}
+			runRelay(t, nc, cfg)
+			dialPub()
+			liveUntilForwarded(t, e, tap)
+			nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return h.EngineConnected })
+
+			e.malformed.Store(true) // the engine is gone: its replay socket does not answer
+			e.mu.Lock()
+			_ = e.pub.Close() // its events connection drops
+			e.mu.Unlock()
+			nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return !h.EngineConnected && !h.EngineUnknown })
+			e.waitReplays(e.replays.Load() + 1) // the reconnect's check found no engine
+
+			e.restart() // a new process, idle: it publishes nothing
+			e.malformed.Store(false)
+			dialPub()
+			nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return h.EngineConnected })
+			var got []string
+			for len(tap.events) > 0 {
+				got = append(got, describe(<-tap.events))
+			}
+			if !slices.Contains(got, "reset reconnect 0") {
+				t.Fatalf("the relay published %q after the engine came back, want a reset (the engine restarted)", got)
+			}
+		})
+	}
 }

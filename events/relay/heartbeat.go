@@ -21,6 +21,7 @@ func (r *Relay) heartbeatLoop(ctx context.Context) {
 		if r.cfg.HealthURL != "" {
 			r.checkHealth(ctx, health)
 		}
+		r.recheckLost()
 		if scraper != nil {
 			r.scrape(ctx, scraper)
 		}

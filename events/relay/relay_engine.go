@@ -50,9 +50,14 @@ func (r *Relay) engineLoop(ctx context.Context) {
 		hadConnection = true
 		r.holdSocket(nil)
 		_ = sock.Close()
-		if !r.socketClosedOnPurpose() { // a recheck keeps what was proven until it says otherwise
-			r.setSocket(false)
+		if r.socketClosedOnPurpose() {
+			// A recheck keeps what was proven until it says otherwise, and
+			// opens the socket again at once: a listening relay that waited
+			// out a backoff would leave the engine nothing to connect to.
+			r.log.Debug("engine events socket closed for a recheck")
+			continue
 		}
+		r.setSocket(false)
 		if ctx.Err() == nil {
 			r.log.Warn("engine events socket failed; reconnecting", "err", err)
 			sleep(ctx, bo.next())
