@@ -119,6 +119,12 @@ func PlainCounter(t testing.TB, reg *prometheus.Registry, name string) float64 {
 	return single(t, reg, name).GetCounter().GetValue()
 }
 
+// PlainGauge reads an unlabelled gauge from reg; 0 when absent.
+func PlainGauge(t testing.TB, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	return single(t, reg, name).GetGauge().GetValue()
+}
+
 // HistogramCount reads an unlabelled histogram's sample count; 0 when absent.
 func HistogramCount(t testing.TB, reg *prometheus.Registry, name string) uint64 {
 	t.Helper()

@@ -2,7 +2,9 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -25,17 +27,18 @@ const startupGrace = 10
 // engineState combines the socket evidence and the health probe into the
 // connected flag heartbeats carry. Safe for concurrent use.
 type engineState struct {
-	mu      sync.Mutex
-	sockUp  bool        // evidence from the engine's sockets
-	known   bool        // sockUp rests on evidence (a dial, a frame, a replay, a failure)
-	healthy bool        // the health probe's last verdict; true without a probe
-	probed  bool        // a verdict has come in
-	everUp  bool        // the engine has been seen (a connection or a healthy probe)
-	recheck bool        // the socket was closed on purpose, to check the engine again
-	lostAt  time.Time   // the last recheck made because socket evidence was lost
-	started time.Time   // when the relay started, for the start-up grace
-	shown   bool        // the connected flag last exported
-	sock    zmq4.Socket // the open events socket, closed to force a recheck
+	mu       sync.Mutex
+	sockUp   bool        // evidence from the engine's sockets
+	known    bool        // sockUp rests on evidence (a dial, a frame, a replay, a failure)
+	healthy  bool        // the health probe's last verdict; true without a probe
+	probed   bool        // a verdict has come in
+	everUp   bool        // the engine has been seen (a connection or a healthy probe)
+	recheck  bool        // the socket was closed on purpose, to check the engine again
+	lostAt   time.Time   // the last recheck made because socket evidence was lost
+	timeouts int         // health probes in a row that timed out
+	started  time.Time   // when the relay started, for the start-up grace
+	shown    bool        // the connected flag last exported
+	sock     zmq4.Socket // the open events socket, closed to force a recheck
 }
 
 // setSocket records evidence (or its loss) from the engine's sockets.
@@ -181,12 +184,37 @@ func (r *Relay) probeHealth(ctx context.Context, client *http.Client) error {
 	return nil
 }
 
-// checkHealth probes once and records the verdict, counting failures.
+// healthTimeoutsDown is how many probes in a row must time out before the
+// engine counts as down. A refused connection or an answer other than 200 is
+// proof at once; a probe that only ran out of time is not: a busy engine, or
+// a loaded node, answers late (in the e2e fault suite a single late answer
+// under load once took a live engine out of routing for 1.4 s).
+const healthTimeoutsDown = 3
+
+// checkHealth probes once and records the verdict, counting failures. A
+// timeout short of healthTimeoutsDown in a row keeps the last verdict.
 func (r *Relay) checkHealth(ctx context.Context, client *http.Client) {
 	err := r.probeHealth(ctx, client)
 	if err != nil {
 		r.metrics.healthFailures.Inc()
 		r.log.Debug("engine health probe failed", "url", r.cfg.HealthURL, "err", err)
 	}
+	r.engine.mu.Lock()
+	if err != nil && isTimeout(err) {
+		r.engine.timeouts++
+	} else {
+		r.engine.timeouts = 0
+	}
+	late := r.engine.timeouts > 0 && r.engine.timeouts < healthTimeoutsDown
+	r.engine.mu.Unlock()
+	if late && ctx.Err() == nil {
+		return
+	}
 	r.setHealthy(err == nil)
+}
+
+// isTimeout reports whether a probe failed only by running out of time.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/relay"
+	"github.com/warmroute/warmroute/internal/testwait"
 )
 
 // TestListenModeProvesTheEngine: a relay that binds its events socket and
@@ -185,4 +186,57 @@ func TestListenEngineBackBetweenProbes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHealthTimeoutsTolerated: a health probe that only runs out of time is
+// not proof the engine died (a loaded engine answers late); the engine stays
+// connected until three probes in a row time out, while a refused or failed
+// answer takes it down at once (TestHealthProbeGatesConnected).
+func TestHealthTimeoutsTolerated(t *testing.T) {
+	var slow atomic.Bool
+	stop := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		if slow.Load() {
+			select { // longer than the probe's timeout (one heartbeat interval)
+			case <-time.After(2 * time.Second):
+			case <-stop:
+			}
+		}
+	}))
+	t.Cleanup(hs.Close)
+	t.Cleanup(func() { close(stop) })
+	nc := eventstest.Connect(t)
+	tap := tapRelay(t, nc, testModel, resyncEndpoint)
+	e := startFakeEngine(t, 100)
+	cfg := relayConfig(e)
+	cfg.HealthURL = hs.URL + "/health"
+	cfg.HeartbeatInterval = 200 * time.Millisecond
+	rr := runRelay(t, nc, cfg)
+	nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return h.EngineConnected })
+	slow.Store(true)
+	failures := func() float64 {
+		return eventstest.PlainCounter(t, rr.reg, "warmroute_events_relay_engine_health_failures_total")
+	}
+	sawLate := false
+	testwait.Until(t, 10*time.Second, func() string {
+		before := failures()
+		up := eventstest.PlainGauge(t, rr.reg, "warmroute_events_relay_engine_connected")
+		after := failures()
+		if before >= 1 && after < 3 {
+			sawLate = true
+			if up != 1 {
+				t.Fatalf("after %v timed-out probes the engine counts as disconnected, want connected until 3", after)
+			}
+		}
+		if after < 3 {
+			return fmt.Sprintf("%v timed-out probes", after)
+		}
+		return ""
+	})
+	if !sawLate {
+		t.Log("no reading between the first and the third timeout (loaded machine)")
+	}
+	nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return !h.EngineConnected && !h.EngineUnknown })
+	slow.Store(false)
+	nextHeartbeat(t, tap, func(h api.Heartbeat) bool { return h.EngineConnected })
 }
