@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/eventstest"
@@ -81,8 +82,18 @@ func TestRelayFollowsEngine(t *testing.T) {
 	poke := func() { n++; complete(t, url, longPrompt("p"+string(rune('a'+n%26)), 9), nil) }
 	t.Run("live events", func(t *testing.T) { converged(t, s, sink, src, poke) })
 	t.Run("gap from a pipeline cut is replayed", func(t *testing.T) {
+		dropped := s.Engine().pub.metrics.batches.WithLabelValues("dropped_paused")
+		before := testutil.ToFloat64(dropped)
 		s.Engine().PauseEvents(true)
 		complete(t, url, longPrompt("cut", 9), nil)
+		// Batches are delivered by the publisher's goroutine, which checks the
+		// pause when it sends: unpausing before it dropped one makes no gap.
+		testwait.Until(t, 10*time.Second, func() string {
+			if got := testutil.ToFloat64(dropped); got <= before {
+				return "no batch dropped while paused yet"
+			}
+			return ""
+		})
 		s.Engine().PauseEvents(false)
 		converged(t, s, sink, src, poke)
 		if n := relayGaps(t, relayReg, "replayed"); n != 1 {
