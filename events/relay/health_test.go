@@ -147,9 +147,12 @@ func TestListenEngineBackBetweenProbes(t *testing.T) {
 				e.mu.Lock()
 				defer e.mu.Unlock()
 				_ = e.pub.Close()
-				e.pub = zmq4.NewPub(context.Background())
+				// An engine's PUB (libzmq) redials a listening relay forever;
+				// the context bounds that to the test's length.
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				e.pub = zmq4.NewPub(ctx, zmq4.WithDialerMaxRetries(-1))
 				pub := e.pub
-				t.Cleanup(func() { _ = pub.Close() })
+				t.Cleanup(func() { _ = pub.Close(); cancel() })
 				if err := e.pub.Dial("tcp://" + addr); err != nil {
 					t.Fatal(err)
 				}
