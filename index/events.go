@@ -115,8 +115,8 @@ func (ix *Index) storeLocked(hd *holder, ev Stored, out *pending) (StoreResult, 
 		ix.stats.lengthMismatch.Add(1)
 	}
 	now, tick := ix.now(), ix.nextTick()
-	for base := 0; base < n; base += lookupBatch {
-		end := min(base+lookupBatch, n)
+	for base := 0; base < n; base += eventBatch {
+		end := min(base+eventBatch, n)
 		ix.storeBatch(hd, ev.Hashes[base:end], keys[base:end], ev.Medium, now, tick, out)
 	}
 	res.Blocks = n

@@ -16,8 +16,8 @@ func (ix *Index) Remove(endpoint string, rank int, hashes []uint64, m Medium) (u
 		return len(hashes), nil
 	}
 	hd.mu.Lock()
-	for base := 0; base < len(hashes); base += lookupBatch {
-		batch := hashes[base:min(base+lookupBatch, len(hashes))]
+	for base := 0; base < len(hashes); base += eventBatch {
+		batch := hashes[base:min(base+eventBatch, len(hashes))]
 		unknown += len(batch) - ix.removeBatch(hd, batch, m)
 	}
 	ix.compact(hd)
