@@ -1,6 +1,9 @@
 package index
 
-import "runtime"
+import (
+	"math/bits"
+	"runtime"
+)
 
 // Store and Remove apply an event's blocks eventBatch at a time, in three
 // passes: the holder's reverse-table slots are read for the whole batch, then
@@ -28,6 +31,18 @@ func (ix *Index) batchShards(keys []Key, dst *[lookupBatch]uint64) []uint64 {
 // len(keys).
 func (ix *Index) sortedShards(keys []Key, dst []uint64) []uint64 {
 	shards := dst[:0]
+	if len(ix.shards) <= 64 {
+		// Up to 64 shards (the default), a bit set sorts and dedups
+		// without insertSorted's data-dependent shifts.
+		var set uint64
+		for _, k := range keys {
+			set |= 1 << ix.shardIndex(k)
+		}
+		for ; set != 0; set &= set - 1 {
+			shards = append(shards, uint64(bits.TrailingZeros64(set)))
+		}
+		return shards
+	}
 	for _, k := range keys {
 		shards = insertSorted(shards, ix.shardIndex(k))
 	}
@@ -67,6 +82,25 @@ func (ix *Index) probeEntries(keys []Key) {
 		c := &ix.shardOf(k).c
 		if h := c.keys.head(k); h != 0 {
 			sink += c.at(h).holder
+		}
+	}
+	runtime.KeepAlive(sink)
+}
+
+// probeSpecs loads the head prediction of every key that has one (their
+// heads slots are cached by probeBatch): a block the router predicted for
+// the storing endpoint is usually that head, so confirming it finds its entry
+// without a miss. A shard holding no prediction costs one predictable
+// branch. The caller holds the keys' shard locks.
+func (ix *Index) probeSpecs(keys []Key) {
+	var sink uint32
+	for _, k := range keys {
+		c := &ix.shardOf(k).c
+		if c.spec.n == 0 {
+			continue
+		}
+		if h := c.spec.heads.head(k); h != 0 {
+			sink += c.spec.at(h).owner
 		}
 	}
 	runtime.KeepAlive(sink)
@@ -116,6 +150,7 @@ func (ix *Index) storeBatch(hd *holder, hashes []uint64, keys []Key, m Medium, n
 	var buf [eventBatch]uint64
 	shards := ix.lockBatch(keys, buf[:])
 	ix.probeBatch(keys)
+	ix.probeSpecs(keys)
 	created := 0
 	for j, k := range keys {
 		c := &ix.shardOf(k).c

@@ -46,12 +46,9 @@ func ingestPayload(c, chains int) []byte {
 		}
 		return hs
 	}
-	toks := make([]uint32, ingestPerBatch*ingestBS)
-	for i := range toks {
-		toks[i] = uint32((c*7919 + i*104729) % 150000)
-	}
+	toks := ingestTokens(c)
 	var parent any
-	if prev := c - ingestEndpoints; prev >= 0 && (c/ingestEndpoints)%64 != 0 {
+	if prev, ok := ingestParent(c); ok {
 		parent = hashes(prev)[ingestPerBatch-1] // a conversation's next turn
 	}
 	events := []any{[]any{"BlockStored", hashes(c), parent, toks, ingestBS, nil, "GPU", nil, nil}}
@@ -67,6 +64,38 @@ func ingestPayload(c, chains int) []byte {
 	return p
 }
 
+// ingestTokens are chain c's token ids.
+func ingestTokens(c int) []uint32 {
+	toks := make([]uint32, ingestPerBatch*ingestBS)
+	for i := range toks {
+		toks[i] = uint32((c*7919 + i*104729) % 150000)
+	}
+	return toks
+}
+
+// ingestParent is the chain that chain c continues, if any.
+func ingestParent(c int) (int, bool) {
+	prev := c - ingestEndpoints
+	return prev, prev >= 0 && (c/ingestEndpoints)%64 != 0
+}
+
+// ingestKeys are every chain's block keys, as the router computes them for
+// a prompt holding the chain's conversation.
+func ingestKeys(chains int) [][]index.Key {
+	keys := make([][]index.Key, chains)
+	for c := range keys {
+		parent := index.Identity{Model: ingestModel}.Root()
+		if prev, ok := ingestParent(c); ok {
+			parent = keys[prev][ingestPerBatch-1]
+		}
+		var err error
+		if keys[c], err = index.AppendChain(nil, parent, ingestBS, ingestTokens(c)); err != nil {
+			panic(err)
+		}
+	}
+	return keys
+}
+
 // BenchmarkIngest measures the router's production ingestion path without
 // the network: a NATS message as nats.go hands it over (subject, relay
 // headers, msgpack body) through the subscriber's header checks, sequence
@@ -74,13 +103,21 @@ func ingestPayload(c, chains int) []byte {
 // confirmations). Each message stores 16 blocks and removes 16, with half of
 // the cycle's chains resident, so after the first cycle (run before timing)
 // the index neither grows nor shrinks. It reports blocks stored per CPU-second (process CPU)
-// and allocations per block; /grow stores without removing (index growing).
+// and allocations per block; /grow stores without removing (index growing);
+// /confirm is /steady with every stored block predicted for its endpoint
+// beforehand (the router routed the prompt there), so each store confirms
+// 16 predictions: the predictions are made outside the timing, ingestConfirmAhead
+// messages at a time.
 func BenchmarkIngest(b *testing.B) {
-	b.Run("steady", func(b *testing.B) { benchIngest(b, true) })
-	b.Run("grow", func(b *testing.B) { benchIngest(b, false) })
+	b.Run("steady", func(b *testing.B) { benchIngest(b, true, false) })
+	b.Run("grow", func(b *testing.B) { benchIngest(b, false, false) })
+	b.Run("confirm", func(b *testing.B) { benchIngest(b, true, true) })
 }
 
-func benchIngest(b *testing.B, steady bool) {
+// ingestConfirmAhead is how many messages /confirm predicts per untimed pause.
+const ingestConfirmAhead = 512
+
+func benchIngest(b *testing.B, steady, confirm bool) {
 	chains := ingestChains()
 	eps := make([]string, ingestEndpoints)
 	for i := range eps {
@@ -134,18 +171,43 @@ func benchIngest(b *testing.B, steady bool) {
 	for i := range warm {
 		feed(i)
 	}
+	var keys [][]index.Key
+	if confirm {
+		keys = ingestKeys(chains)
+	}
+	predict := func(from, to int) {
+		for i := from; i < to; i++ {
+			if _, err := ix.Speculate(eps[i%ingestEndpoints], keys[i%chains], index.DecisionID(i+1), time.Hour); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := benchcpu.Start()
-	for i := warm; i < warm+b.N; i++ {
-		feed(i)
+	var elapsed time.Duration
+	for base := warm; base < warm+b.N; {
+		end := warm + b.N
+		if confirm {
+			end = min(end, base+ingestConfirmAhead)
+			b.StopTimer()
+			predict(base, end)
+			b.StartTimer()
+		}
+		cpu := benchcpu.Start()
+		for i := base; i < end; i++ {
+			feed(i)
+		}
+		elapsed += cpu.Elapsed()
+		base = end
 	}
-	elapsed := cpu.Elapsed()
 	b.StopTimer()
-	cpu.Report(b)
-	stored := ix.Stats().StoredBlocks
-	if want := int64((warm + b.N) * ingestPerBatch); stored != want {
-		b.Fatalf("stored %d blocks, want %d", stored, want)
+	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	st := ix.Stats()
+	if want := int64((warm + b.N) * ingestPerBatch); st.StoredBlocks != want {
+		b.Fatalf("stored %d blocks, want %d", st.StoredBlocks, want)
+	}
+	if confirmed := st.Outcomes[index.Confirmed]; confirm && confirmed != int64(b.N*ingestPerBatch) {
+		b.Fatalf("confirmed %d predictions, want %d", confirmed, b.N*ingestPerBatch)
 	}
 	b.ReportMetric(float64(b.N*ingestPerBatch)/elapsed.Seconds(), "blocks/cpu-s")
 	b.ReportMetric(float64(ingestPerBatch), "blocks/op")
