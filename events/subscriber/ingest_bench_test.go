@@ -117,20 +117,22 @@ func BenchmarkIngest(b *testing.B) {
 // ingestConfirmAhead is how many messages /confirm predicts per untimed pause.
 const ingestConfirmAhead = 512
 
-func benchIngest(b *testing.B, steady, confirm bool) {
-	chains := ingestChains()
+// newIngestRig builds BenchmarkIngest's subscriber and index for chains
+// chains (steady: each message also removes), and returns feed, which hands
+// message i (i < messages) to the subscriber as nats.go would.
+func newIngestRig(tb testing.TB, chains int, steady bool, messages int) (*index.Index, []string, func(i int)) {
 	eps := make([]string, ingestEndpoints)
 	for i := range eps {
 		eps[i] = fmt.Sprintf("10.9.0.%d:8000", i+1)
 	}
 	ix, err := index.New(index.Options{BlockSize: ingestBS})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	s, err := New(Config{}, Follow{Models: []string{ingestModel}, Endpoints: map[string][]string{ingestModel: eps}},
 		&nats.Conn{}, nil, nil)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	s.sink = NewIndexSink(ix, nil)
 	payloads := make([][]byte, chains)
@@ -144,7 +146,7 @@ func benchIngest(b *testing.B, steady, confirm bool) {
 	for i, ep := range eps {
 		subj, err := api.EventSubject(ingestModel, ep)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		msgs[i] = nats.Msg{Subject: subj, Header: nats.Header{api.EventKindHeader: {api.EventKindBatch},
 			api.EventSeqHeader: {"0"}, api.EventDPRankHeader: {"0"}, api.EventRelayHeader: {"r1"},
@@ -153,21 +155,26 @@ func benchIngest(b *testing.B, steady, confirm bool) {
 	// Sequence headers are made before timing: nats.go parses a fresh
 	// header per message, which is the client library's cost, not the
 	// router's.
-	var seqs [][]string
+	seqs := make([][]string, 0, messages/ingestEndpoints+2)
+	for i := range messages/ingestEndpoints + 2 {
+		seqs = append(seqs, []string{strconv.Itoa(i)})
+	}
 	feed := func(i int) {
 		m := &msgs[i%ingestEndpoints]
 		m.Header[api.EventSeqHeader] = seqs[i/ingestEndpoints]
 		m.Data = payloads[i%chains]
 		s.handle(inbound{msg: m, at: time.Time{}})
 	}
+	return ix, eps, feed
+}
+
+func benchIngest(b *testing.B, steady, confirm bool) {
+	chains := ingestChains()
 	warm := 0
 	if steady {
 		warm = chains // one cycle: the index and the pools reach their size
 	}
-	seqs = seqs[:0]
-	for i := range (warm+b.N)/ingestEndpoints + 2 {
-		seqs = append(seqs, []string{strconv.Itoa(i)})
-	}
+	ix, eps, feed := newIngestRig(b, chains, steady, warm+b.N)
 	for i := range warm {
 		feed(i)
 	}
@@ -225,4 +232,22 @@ func ingestPayloadGrow(p []byte) []byte {
 		panic(err)
 	}
 	return out
+}
+
+// TestIngestSteadyAllocatesNothing pins the production path's allocation
+// count: once the index and the pools have their size, a message (decode,
+// header checks, metrics, 16 stores and 16 removals) allocates nothing.
+func TestIngestSteadyAllocatesNothing(t *testing.T) {
+	const chains, runs = 512, 400
+	ix, _, feed := newIngestRig(t, chains, true, 2*chains+runs+1)
+	next := 0
+	for ; next < 2*chains; next++ {
+		feed(next)
+	}
+	if got := testing.AllocsPerRun(runs, func() { feed(next); next++ }); got != 0 {
+		t.Errorf("%v allocations per steady message, want 0", got)
+	}
+	if want := int64(next * ingestPerBatch); ix.Stats().StoredBlocks != want {
+		t.Errorf("stored %d blocks, want %d", ix.Stats().StoredBlocks, want)
+	}
 }
