@@ -82,7 +82,7 @@ func (s *IndexSink) apply(src Source, ev *wire.Event) {
 		s.drop(err)
 		return
 	}
-	if int(ev.Kind) < len(s.metrics.applied) {
+	if int(ev.Kind) < len(s.metrics.applied) && s.metrics.applied[ev.Kind] != nil {
 		s.metrics.applied[ev.Kind].Inc()
 	} else {
 		s.metrics.events.WithLabelValues(ev.Kind.String(), "applied").Inc()

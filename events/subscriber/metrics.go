@@ -103,8 +103,8 @@ func newSinkMetrics(b *promreg.Builder) sinkMetrics {
 				"(token_range, rank, endpoint, unknown_kind, other; unkeyed_block counts blocks of "+
 				"partly applied events).", "reason"),
 	}
-	for k := range m.applied {
-		m.applied[k] = m.events.WithLabelValues(wire.Kind(k).String(), "applied")
+	for k := wire.KindBlockStored; k <= wire.KindAllBlocksCleared; k++ { // not KindUnknown, which is never applied
+		m.applied[k] = m.events.WithLabelValues(k.String(), "applied")
 	}
 	m.unkeyed = m.dropped.WithLabelValues("unkeyed_block")
 	return m
