@@ -1,8 +1,11 @@
 package index
 
-import "runtime"
+import (
+	"math/bits"
+	"runtime"
+)
 
-// Store and Remove apply an event's blocks lookupBatch at a time, in three
+// Store and Remove apply an event's blocks eventBatch at a time, in three
 // passes: the holder's reverse-table slots are read for the whole batch, then
 // the batch's shards are write-locked in ascending order (as Lookup and
 // speculateBatch take theirs) and every key's slot is read, and only then is
@@ -14,9 +17,32 @@ import "runtime"
 // holder held for another key, whose old entry must be dropped under its own
 // shard lock) is applied block by block by those functions instead.
 
+// eventBatch is how many blocks of one event Store and Remove apply
+// together: a vLLM step's 16 blocks at once, so one message's misses overlap
+// in one round rather than two.
+const eventBatch = 16
+
 // batchShards collects the distinct shards of keys, ascending, into dst.
 func (ix *Index) batchShards(keys []Key, dst *[lookupBatch]uint64) []uint64 {
+	return ix.sortedShards(keys, dst[:])
+}
+
+// sortedShards is batchShards for any batch size: dst's capacity is at least
+// len(keys).
+func (ix *Index) sortedShards(keys []Key, dst []uint64) []uint64 {
 	shards := dst[:0]
+	if len(ix.shards) <= 64 {
+		// Up to 64 shards (the default), a bit set sorts and dedups
+		// without insertSorted's data-dependent shifts.
+		var set uint64
+		for _, k := range keys {
+			set |= 1 << ix.shardIndex(k)
+		}
+		for ; set != 0; set &= set - 1 {
+			shards = append(shards, uint64(bits.TrailingZeros64(set)))
+		}
+		return shards
+	}
 	for _, k := range keys {
 		shards = insertSorted(shards, ix.shardIndex(k))
 	}
@@ -25,26 +51,72 @@ func (ix *Index) batchShards(keys []Key, dst *[lookupBatch]uint64) []uint64 {
 
 // lockBatch write-locks the distinct shards of keys in ascending order and
 // returns them (in dst) for the caller to unlock.
-func (ix *Index) lockBatch(keys []Key, dst *[lookupBatch]uint64) []uint64 {
-	shards := ix.batchShards(keys, dst)
+func (ix *Index) lockBatch(keys []Key, dst []uint64) []uint64 {
+	shards := ix.sortedShards(keys, dst)
 	for _, i := range shards {
 		ix.shards[i].mu.Lock()
 	}
 	return shards
 }
 
-// probeBatch reads every key's slot and prediction head, only to start
-// their cache misses together; the caller holds the keys' shard locks.
+// probeBatch loads every key's home slot and prediction home slot, only to
+// start their cache misses together; the caller holds the keys' shard locks.
+// It reads one slot per table without following the probe: a probe loop
+// branches on what it loaded, and each mispredicted exit would wait for its
+// miss before the next key's load could issue.
 func (ix *Index) probeBatch(keys []Key) {
 	var sink uint32
 	for _, k := range keys {
 		c := &ix.shardOf(k).c
-		sink += c.keys.head(k) + c.spec.heads.head(k)
+		sink += c.keys.touch(k) + c.spec.heads.touch(k)
 	}
 	runtime.KeepAlive(sink) // keeps the probes from being optimized away
 }
 
-// repeats reports whether hashes (at most lookupBatch) holds a value twice.
+// probeEntries loads the head entry of every key's list (their slots are
+// cached by probeBatch), so that removals find their entries without a miss
+// each; the caller holds the keys' shard locks.
+func (ix *Index) probeEntries(keys []Key) {
+	var sink holderID
+	for _, k := range keys {
+		c := &ix.shardOf(k).c
+		if h := c.keys.head(k); h != 0 {
+			sink += c.at(h).holder
+		}
+	}
+	runtime.KeepAlive(sink)
+}
+
+// probeSpecs loads the head prediction of every key that has one (their
+// heads slots are cached by probeBatch): a block the router predicted for
+// the storing endpoint is usually that head, so confirming it finds its entry
+// without a miss. A shard holding no prediction costs one predictable
+// branch. The caller holds the keys' shard locks.
+func (ix *Index) probeSpecs(keys []Key) {
+	var sink uint32
+	for _, k := range keys {
+		c := &ix.shardOf(k).c
+		if c.spec.n == 0 {
+			continue
+		}
+		if h := c.spec.heads.head(k); h != 0 {
+			sink += c.spec.at(h).owner
+		}
+	}
+	runtime.KeepAlive(sink)
+}
+
+// touch reads k's home slot in its part (see probeBatch). Declared here
+// rather than in keytable.go because only the event paths' batches use it.
+func (t *keyTable) touch(k Key) uint32 {
+	p := t.part(k)
+	if len(p.slots) == 0 {
+		return 0
+	}
+	return p.slots[uint64(k)&p.mask].head
+}
+
+// repeats reports whether hashes (at most eventBatch) holds a value twice.
 func repeats(hashes []uint64) bool {
 	for i := 1; i < len(hashes); i++ {
 		for j := range i {
@@ -56,9 +128,10 @@ func repeats(hashes []uint64) bool {
 	return false
 }
 
-// storeBatch stores up to lookupBatch blocks for hd; the caller holds hd.mu.
+// storeBatch stores up to eventBatch blocks for hd; the caller holds hd.mu.
 func (ix *Index) storeBatch(hd *holder, hashes []uint64, keys []Key, m Medium, now int64, tick uint32, out *pending) {
-	var known [lookupBatch]bool
+	var known [eventBatch]bool
+	hd.rev.touchAll(hashes)
 	sequential := repeats(hashes)
 	for j, h := range hashes {
 		old, ok := hd.rev.get(h)
@@ -74,9 +147,10 @@ func (ix *Index) storeBatch(hd *holder, hashes []uint64, keys []Key, m Medium, n
 	for j, h := range hashes {
 		hd.rev.put(h, keys[j])
 	}
-	var buf [lookupBatch]uint64
-	shards := ix.lockBatch(keys, &buf)
+	var buf [eventBatch]uint64
+	shards := ix.lockBatch(keys, buf[:])
 	ix.probeBatch(keys)
+	ix.probeSpecs(keys)
 	created := 0
 	for j, k := range keys {
 		c := &ix.shardOf(k).c
@@ -96,9 +170,10 @@ func (ix *Index) storeBatch(hd *holder, hashes []uint64, keys []Key, m Medium, n
 	hd.live.Add(int64(created))
 }
 
-// removeBatch removes one copy on m of up to lookupBatch blocks from hd and
+// removeBatch removes one copy on m of up to eventBatch blocks from hd and
 // returns how many it found; the caller holds hd.mu.
 func (ix *Index) removeBatch(hd *holder, hashes []uint64, m Medium) int {
+	hd.rev.touchAll(hashes)
 	if repeats(hashes) {
 		found := 0
 		for _, h := range hashes {
@@ -108,8 +183,8 @@ func (ix *Index) removeBatch(hd *holder, hashes []uint64, m Medium) int {
 		}
 		return found
 	}
-	var keyBuf [lookupBatch]Key
-	var at [lookupBatch]int8 // batch position of each known key's hash
+	var keyBuf [eventBatch]Key
+	var at [eventBatch]int8 // batch position of each known key's hash
 	keys := keyBuf[:0]
 	for j, h := range hashes {
 		if k, ok := hd.rev.get(h); ok {
@@ -120,10 +195,11 @@ func (ix *Index) removeBatch(hd *holder, hashes []uint64, m Medium) int {
 	if len(keys) == 0 {
 		return 0
 	}
-	var buf [lookupBatch]uint64
-	shards := ix.lockBatch(keys, &buf)
+	var buf [eventBatch]uint64
+	shards := ix.lockBatch(keys, buf[:])
 	ix.probeBatch(keys)
-	var drop [lookupBatch]bool
+	ix.probeEntries(keys)
+	var drop [eventBatch]bool
 	found, gone := 0, 0
 	for j, k := range keys {
 		c := &ix.shardOf(k).c

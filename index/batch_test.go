@@ -1,8 +1,10 @@
 package index
 
 import (
+	"fmt"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestBatchedEventsMatchBlockByBlock applies each event once as one Store or
@@ -13,17 +15,15 @@ import (
 // other content inside one event (the fallback), and re-announced blocks.
 func TestBatchedEventsMatchBlockByBlock(t *testing.T) {
 	const ep = "10.0.0.1:8000"
-	type op struct {
-		remove bool
-		hashes []uint64
-		from   int // first block of sequence 1 the stored tokens are
-	}
+	type op = batchOp
 	seq := func(from, n int) []uint64 { return hashes(1, from, n) }
 	cases := []struct {
 		name string
 		ops  []op
 	}{
-		{"one batch and a part", []op{{hashes: seq(0, 13)}}},
+		{"one batch and a part", []op{{hashes: seq(0, 21)}}},
+		{"predicted, then stored", []op{{predict: true, hashes: seq(0, 21)}, {hashes: seq(0, 21)}, {remove: true, hashes: seq(3, 7)}}},
+		{"partly predicted, then stored", []op{{predict: true, hashes: seq(0, 5)}, {hashes: seq(0, 18)}}},
 		{"stored twice, removed once", []op{{hashes: seq(0, 9)}, {hashes: seq(0, 9)}, {remove: true, hashes: seq(0, 9)}}},
 		{"removed with a repeated hash", []op{{hashes: seq(0, 6)}, {remove: true, hashes: []uint64{seq(0, 6)[2], seq(0, 6)[2], seq(0, 6)[5]}}}},
 		{"hash repeated in one store", []op{{hashes: append(seq(0, 3), seq(0, 1)...)}}},
@@ -31,55 +31,82 @@ func TestBatchedEventsMatchBlockByBlock(t *testing.T) {
 		{"unknown hashes removed", []op{{hashes: seq(0, 3)}, {remove: true, hashes: seq(2, 10)}}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			whole, split := newFixture(t, Options{Shards: 4}), newFixture(t, Options{Shards: 4})
-			var unknownWhole, unknownSplit int
-			maxBlocks := 0
-			for _, o := range tc.ops {
-				if o.remove {
-					u, err := whole.ix.Remove(ep, 0, o.hashes, MediumGPU)
-					if err != nil {
-						t.Fatal(err)
-					}
-					unknownWhole += u
-					unknownSplit += removeOneByOne(t, split.ix, ep, o.hashes)
-					continue
-				}
-				n := len(o.hashes)
-				maxBlocks = max(maxBlocks, o.from+n)
-				toks := tokens(1, o.from, n)
-				ev := Stored{Endpoint: ep, Hashes: o.hashes, Tokens: toks, BlockSize: testBS, Identity: testID, Medium: MediumGPU}
-				if o.from > 0 {
-					// Chain from the block before, by the key's own hash in
-					// the split index and by the whole event's in this one.
-					ev.Parent, ev.HasParent = 1<<40|uint64(o.from), true
-					for _, f := range []*fixture{whole, split} {
-						if _, err := f.ix.Store(Stored{Endpoint: ep, Hashes: []uint64{ev.Parent}, Tokens: tokens(1, 0, o.from),
-							BlockSize: testBS, Identity: testID, Medium: MediumCPU}); err != nil {
-							t.Fatal(err)
-						}
-					}
-				}
-				if _, err := whole.ix.Store(ev); err != nil {
+		for _, shards := range []int{4, 128} { // sorted as a bit set, and by insertSorted
+			t.Run(fmt.Sprintf("%s/shards=%d", tc.name, shards), func(t *testing.T) {
+				testBatchedOps(t, ep, shards, tc.ops)
+			})
+		}
+	}
+}
+
+// batchOp is one event of TestBatchedEventsMatchBlockByBlock.
+type batchOp struct {
+	remove  bool
+	predict bool // Speculate the blocks' keys for the endpoint (in both indexes)
+	hashes  []uint64
+	from    int // first block of sequence 1 the stored tokens are
+}
+
+// testBatchedOps applies ops to two indexes, batched and block by block, and
+// compares them.
+func testBatchedOps(t *testing.T, ep string, shards int, ops []batchOp) {
+	whole, split := newFixture(t, Options{Shards: shards}), newFixture(t, Options{Shards: shards})
+	var unknownWhole, unknownSplit int
+	maxBlocks := 0
+	for _, o := range ops {
+		if o.predict {
+			for _, f := range []*fixture{whole, split} {
+				if _, err := f.ix.Speculate(ep, keysOf(t, 1, len(o.hashes)), 7, time.Hour); err != nil {
 					t.Fatal(err)
 				}
-				storeOneByOne(t, split.ix, ev)
 			}
-			if unknownWhole != unknownSplit {
-				t.Errorf("Remove reported %d unknown hashes, block by block %d", unknownWhole, unknownSplit)
+			continue
+		}
+		if o.remove {
+			u, err := whole.ix.Remove(ep, 0, o.hashes, MediumGPU)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for n := 1; n <= maxBlocks; n++ {
-				keys := keysOf(t, 1, n)
-				got, want := whole.ix.Lookup(keys, []string{ep}, nil), split.ix.Lookup(keys, []string{ep}, nil)
-				if !slices.Equal(got, want) {
-					t.Errorf("Lookup of %d blocks = %+v, block by block %+v", n, got, want)
+			unknownWhole += u
+			unknownSplit += removeOneByOne(t, split.ix, ep, o.hashes)
+			continue
+		}
+		n := len(o.hashes)
+		maxBlocks = max(maxBlocks, o.from+n)
+		toks := tokens(1, o.from, n)
+		ev := Stored{Endpoint: ep, Hashes: o.hashes, Tokens: toks, BlockSize: testBS, Identity: testID, Medium: MediumGPU}
+		if o.from > 0 {
+			// Chain from the block before, by the key's own hash in
+			// the split index and by the whole event's in this one.
+			ev.Parent, ev.HasParent = 1<<40|uint64(o.from), true
+			for _, f := range []*fixture{whole, split} {
+				if _, err := f.ix.Store(Stored{Endpoint: ep, Hashes: []uint64{ev.Parent}, Tokens: tokens(1, 0, o.from),
+					BlockSize: testBS, Identity: testID, Medium: MediumCPU}); err != nil {
+					t.Fatal(err)
 				}
 			}
-			gs, ws := whole.ix.Stats(), split.ix.Stats()
-			if gs.Keys != ws.Keys || gs.Entries != ws.Entries || gs.Reannounced != ws.Reannounced {
-				t.Errorf("stats = %+v\nblock by block %+v", gs, ws)
-			}
-		})
+		}
+		if _, err := whole.ix.Store(ev); err != nil {
+			t.Fatal(err)
+		}
+		storeOneByOne(t, split.ix, ev)
+	}
+	if unknownWhole != unknownSplit {
+		t.Errorf("Remove reported %d unknown hashes, block by block %d", unknownWhole, unknownSplit)
+	}
+	for n := 1; n <= maxBlocks; n++ {
+		keys := keysOf(t, 1, n)
+		got, want := whole.ix.Lookup(keys, []string{ep}, nil), split.ix.Lookup(keys, []string{ep}, nil)
+		if !slices.Equal(got, want) {
+			t.Errorf("Lookup of %d blocks = %+v, block by block %+v", n, got, want)
+		}
+	}
+	gs, ws := whole.ix.Stats(), split.ix.Stats()
+	if predicted := slices.ContainsFunc(ops, func(o batchOp) bool { return o.predict }); predicted && gs.Outcomes[Confirmed] == 0 {
+		t.Errorf("no prediction confirmed: %+v", gs.Outcomes)
+	}
+	if gs.Keys != ws.Keys || gs.Entries != ws.Entries || gs.Reannounced != ws.Reannounced || gs.Outcomes != ws.Outcomes {
+		t.Errorf("stats = %+v\nblock by block %+v", gs, ws)
 	}
 }
 

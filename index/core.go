@@ -81,8 +81,19 @@ func (c *core) holderEntry(key Key, h holderID, tick uint32) (e *entry, created 
 		slot.head = at
 		c.nEntries++
 	}
-	touchSlot(slot, tick)
+	stampLocked(slot, tick)
 	return c.at(at), created
+}
+
+// stampLocked stamps a slot as used at tick. Every core write holds the
+// shard's write lock, which excludes the readers that stamp slots atomically
+// (touchSlot, under the read lock), so a plain store suffices; on x86 an
+// atomic store is an exchange, a full fence that would wait for the batch's
+// outstanding probes (see probeBatch) once per block.
+func stampLocked(s *keySlot, tick uint32) {
+	if s.used != tick {
+		s.used = tick
+	}
 }
 
 // remove drops one copy of key on m for h. found is false when h held no copy
@@ -116,10 +127,11 @@ func (c *core) holdsOn(key Key, h holderID, m Medium) bool {
 	return at != 0 && c.at(at).refs[m] > 0
 }
 
-// touch stamps key as used, when it is present.
+// touch stamps key as used, when it is present; the caller holds the shard's
+// write lock.
 func (c *core) touch(key Key, tick uint32) {
 	if slot := c.keys.slot(key); slot != nil {
-		touchSlot(slot, tick)
+		stampLocked(slot, tick) // callers hold the write lock
 	}
 }
 

@@ -49,18 +49,27 @@ func (ix *Index) holderFor(endpoint string, rank int, create bool) (*holder, err
 	if rank < 0 || rank > MaxRank {
 		return nil, fmt.Errorf("rank %d: %w", rank, ErrRank)
 	}
+	if hd := ix.holders.cached(endpoint, rank); hd != nil {
+		return hd, nil
+	}
+	var hd *holder
 	if !create {
 		ep, ok := ix.eps.lookup(endpoint)
 		if !ok {
 			return nil, nil
 		}
-		return ix.holders.get(makeHolder(ep, rank)), nil
+		if hd = ix.holders.get(makeHolder(ep, rank)); hd == nil {
+			return nil, nil
+		}
+	} else {
+		ep, err := ix.eps.intern(endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("endpoint %q: too many endpoints: %w", endpoint, err)
+		}
+		hd = ix.holders.getOrCreate(makeHolder(ep, rank), endpoint)
 	}
-	ep, err := ix.eps.intern(endpoint)
-	if err != nil {
-		return nil, fmt.Errorf("endpoint %q: too many endpoints: %w", endpoint, err)
-	}
-	return ix.holders.getOrCreate(makeHolder(ep, rank)), nil
+	ix.holders.remember(hd)
+	return hd, nil
 }
 
 // Store applies a BlockStored event: it keys the blocks from their tokens,
@@ -115,8 +124,8 @@ func (ix *Index) storeLocked(hd *holder, ev Stored, out *pending) (StoreResult, 
 		ix.stats.lengthMismatch.Add(1)
 	}
 	now, tick := ix.now(), ix.nextTick()
-	for base := 0; base < n; base += lookupBatch {
-		end := min(base+lookupBatch, n)
+	for base := 0; base < n; base += eventBatch {
+		end := min(base+eventBatch, n)
 		ix.storeBatch(hd, ev.Hashes[base:end], keys[base:end], ev.Medium, now, tick, out)
 	}
 	res.Blocks = n

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -57,9 +58,10 @@ func (e *endpoints) count() int {
 // key map that BlockRemoved needs. mu serializes that holder's events and is
 // always taken before any shard lock.
 type holder struct {
-	mu  sync.Mutex
-	id  holderID
-	rev revTable
+	mu   sync.Mutex
+	id   holderID
+	name string // the endpoint, for holders.recent
+	rev  revTable
 	// live counts keys with a confirmed entry; orphans counts rev entries
 	// whose key was evicted, so rev can be compacted once they pile up.
 	live    atomic.Int64
@@ -71,6 +73,37 @@ type holder struct {
 type holders struct {
 	mu sync.RWMutex
 	m  map[holderID]*holder
+	// recent caches holders by a hash of endpoint and rank, so that an
+	// event's holder is found without the two read locks (four atomic
+	// read-modify-writes, each a full fence on x86) and the two map lookups
+	// of the endpoint table and this one. Holders and endpoint ids are never
+	// removed, so a cached holder whose name and rank match is the one.
+	recent [holderCacheSize]atomic.Pointer[holder]
+}
+
+const holderCacheSize = 64
+
+// cacheSlot picks endpoint and rank's recent slot (FNV-1a).
+func cacheSlot(endpoint string, rank int) int {
+	h := uint32(2166136261) ^ uint32(rank)
+	for i := 0; i < len(endpoint); i++ {
+		h = (h ^ uint32(endpoint[i])) * 16777619
+	}
+	return int(h % holderCacheSize)
+}
+
+// cached returns the holder of (endpoint, rank) if recent has it.
+func (t *holders) cached(endpoint string, rank int) *holder {
+	h := t.recent[cacheSlot(endpoint, rank)].Load()
+	if h != nil && h.name == endpoint && int(uint32(h.id)&0xff) == rank {
+		return h
+	}
+	return nil
+}
+
+// remember puts h in recent.
+func (t *holders) remember(h *holder) {
+	t.recent[cacheSlot(h.name, int(uint32(h.id)&0xff))].Store(h)
 }
 
 func (t *holders) get(id holderID) *holder {
@@ -79,7 +112,8 @@ func (t *holders) get(id holderID) *holder {
 	return t.m[id]
 }
 
-func (t *holders) getOrCreate(id holderID) *holder {
+// getOrCreate returns the holder of id, creating it (for endpoint name).
+func (t *holders) getOrCreate(id holderID, name string) *holder {
 	if h := t.get(id); h != nil {
 		return h
 	}
@@ -90,7 +124,7 @@ func (t *holders) getOrCreate(id holderID) *holder {
 	}
 	h := t.m[id]
 	if h == nil {
-		h = &holder{id: id}
+		h = &holder{id: id, name: strings.Clone(name)}
 		t.m[id] = h
 	}
 	return h

@@ -189,7 +189,7 @@ func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expire
 // the probes' cache misses overlap instead of following one another.
 func (ix *Index) speculateBatch(batch []Key, sp *speculation) int {
 	var buf [lookupBatch]uint64
-	shards := ix.lockBatch(batch, &buf)
+	shards := ix.lockBatch(batch, buf[:])
 	ix.probeBatch(batch)
 	created := 0
 	for _, k := range batch {

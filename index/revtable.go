@@ -1,5 +1,7 @@
 package index
 
+import "runtime"
+
 // revSlot maps one engine block hash to the key it was stored under.
 type revSlot struct {
 	hash uint64
@@ -46,6 +48,19 @@ func (t *revTable) get(h uint64) (Key, bool) {
 		return t.zeroKey, t.hasZero
 	}
 	return t.part(h).get(h)
+}
+
+// touchAll reads the home slot of every hash, only to start their cache
+// misses together before the probes that need them (see probeBatch).
+func (t *revTable) touchAll(hashes []uint64) {
+	var sink uint64
+	for _, h := range hashes {
+		p := t.part(h)
+		if len(p.slots) != 0 {
+			sink += p.slots[p.home(h)].hash
+		}
+	}
+	runtime.KeepAlive(sink)
 }
 
 func (t *revTable) put(h uint64, key Key) {

@@ -82,7 +82,11 @@ func (s *IndexSink) apply(src Source, ev *wire.Event) {
 		s.drop(err)
 		return
 	}
-	s.metrics.events.WithLabelValues(ev.Kind.String(), "applied").Inc()
+	if int(ev.Kind) < len(s.metrics.applied) && s.metrics.applied[ev.Kind] != nil {
+		s.metrics.applied[ev.Kind].Inc()
+	} else {
+		s.metrics.events.WithLabelValues(ev.Kind.String(), "applied").Inc()
+	}
 }
 
 func (s *IndexSink) store(src Source, ev *wire.Event) error {
@@ -95,7 +99,9 @@ func (s *IndexSink) store(src Source, ev *wire.Event) error {
 	// An unknown parent is counted by the index
 	// (warmroute_index_unknown_parent_total); skipped blocks are not, when
 	// the event's token and hash counts disagree.
-	s.metrics.dropped.WithLabelValues("unkeyed_block").Add(float64(res.Skipped))
+	if res.Skipped > 0 {
+		s.metrics.unkeyed.Add(float64(res.Skipped))
+	}
 	return nil
 }
 

@@ -46,12 +46,9 @@ func ingestPayload(c, chains int) []byte {
 		}
 		return hs
 	}
-	toks := make([]uint32, ingestPerBatch*ingestBS)
-	for i := range toks {
-		toks[i] = uint32((c*7919 + i*104729) % 150000)
-	}
+	toks := ingestTokens(c)
 	var parent any
-	if prev := c - ingestEndpoints; prev >= 0 && (c/ingestEndpoints)%64 != 0 {
+	if prev, ok := ingestParent(c); ok {
 		parent = hashes(prev)[ingestPerBatch-1] // a conversation's next turn
 	}
 	events := []any{[]any{"BlockStored", hashes(c), parent, toks, ingestBS, nil, "GPU", nil, nil}}
@@ -67,6 +64,38 @@ func ingestPayload(c, chains int) []byte {
 	return p
 }
 
+// ingestTokens are chain c's token ids.
+func ingestTokens(c int) []uint32 {
+	toks := make([]uint32, ingestPerBatch*ingestBS)
+	for i := range toks {
+		toks[i] = uint32((c*7919 + i*104729) % 150000)
+	}
+	return toks
+}
+
+// ingestParent is the chain that chain c continues, if any.
+func ingestParent(c int) (int, bool) {
+	prev := c - ingestEndpoints
+	return prev, prev >= 0 && (c/ingestEndpoints)%64 != 0
+}
+
+// ingestKeys are every chain's block keys, as the router computes them for
+// a prompt holding the chain's conversation.
+func ingestKeys(chains int) [][]index.Key {
+	keys := make([][]index.Key, chains)
+	for c := range keys {
+		parent := index.Identity{Model: ingestModel}.Root()
+		if prev, ok := ingestParent(c); ok {
+			parent = keys[prev][ingestPerBatch-1]
+		}
+		var err error
+		if keys[c], err = index.AppendChain(nil, parent, ingestBS, ingestTokens(c)); err != nil {
+			panic(err)
+		}
+	}
+	return keys
+}
+
 // BenchmarkIngest measures the router's production ingestion path without
 // the network: a NATS message as nats.go hands it over (subject, relay
 // headers, msgpack body) through the subscriber's header checks, sequence
@@ -74,26 +103,36 @@ func ingestPayload(c, chains int) []byte {
 // confirmations). Each message stores 16 blocks and removes 16, with half of
 // the cycle's chains resident, so after the first cycle (run before timing)
 // the index neither grows nor shrinks. It reports blocks stored per CPU-second (process CPU)
-// and allocations per block; /grow stores without removing (index growing).
+// and allocations per block; /grow stores without removing (index growing);
+// /confirm is /steady with every stored block predicted for its endpoint
+// beforehand (the router routed the prompt there), so each store confirms
+// 16 predictions: the predictions are made outside the timing, ingestConfirmAhead
+// messages at a time.
 func BenchmarkIngest(b *testing.B) {
-	b.Run("steady", func(b *testing.B) { benchIngest(b, true) })
-	b.Run("grow", func(b *testing.B) { benchIngest(b, false) })
+	b.Run("steady", func(b *testing.B) { benchIngest(b, true, false) })
+	b.Run("grow", func(b *testing.B) { benchIngest(b, false, false) })
+	b.Run("confirm", func(b *testing.B) { benchIngest(b, true, true) })
 }
 
-func benchIngest(b *testing.B, steady bool) {
-	chains := ingestChains()
+// ingestConfirmAhead is how many messages /confirm predicts per untimed pause.
+const ingestConfirmAhead = 512
+
+// newIngestRig builds BenchmarkIngest's subscriber and index for chains
+// chains (steady: each message also removes), and returns feed, which hands
+// message i (i < messages) to the subscriber as nats.go would.
+func newIngestRig(tb testing.TB, chains int, steady bool, messages int) (*index.Index, []string, func(i int)) {
 	eps := make([]string, ingestEndpoints)
 	for i := range eps {
 		eps[i] = fmt.Sprintf("10.9.0.%d:8000", i+1)
 	}
 	ix, err := index.New(index.Options{BlockSize: ingestBS})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	s, err := New(Config{}, Follow{Models: []string{ingestModel}, Endpoints: map[string][]string{ingestModel: eps}},
 		&nats.Conn{}, nil, nil)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	s.sink = NewIndexSink(ix, nil)
 	payloads := make([][]byte, chains)
@@ -107,7 +146,7 @@ func benchIngest(b *testing.B, steady bool) {
 	for i, ep := range eps {
 		subj, err := api.EventSubject(ingestModel, ep)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		msgs[i] = nats.Msg{Subject: subj, Header: nats.Header{api.EventKindHeader: {api.EventKindBatch},
 			api.EventSeqHeader: {"0"}, api.EventDPRankHeader: {"0"}, api.EventRelayHeader: {"r1"},
@@ -116,36 +155,66 @@ func benchIngest(b *testing.B, steady bool) {
 	// Sequence headers are made before timing: nats.go parses a fresh
 	// header per message, which is the client library's cost, not the
 	// router's.
-	var seqs [][]string
+	seqs := make([][]string, 0, messages/ingestEndpoints+2)
+	for i := range messages/ingestEndpoints + 2 {
+		seqs = append(seqs, []string{strconv.Itoa(i)})
+	}
 	feed := func(i int) {
 		m := &msgs[i%ingestEndpoints]
 		m.Header[api.EventSeqHeader] = seqs[i/ingestEndpoints]
 		m.Data = payloads[i%chains]
 		s.handle(inbound{msg: m, at: time.Time{}})
 	}
+	return ix, eps, feed
+}
+
+func benchIngest(b *testing.B, steady, confirm bool) {
+	chains := ingestChains()
 	warm := 0
 	if steady {
 		warm = chains // one cycle: the index and the pools reach their size
 	}
-	seqs = seqs[:0]
-	for i := range (warm+b.N)/ingestEndpoints + 2 {
-		seqs = append(seqs, []string{strconv.Itoa(i)})
-	}
+	ix, eps, feed := newIngestRig(b, chains, steady, warm+b.N)
 	for i := range warm {
 		feed(i)
 	}
+	var keys [][]index.Key
+	if confirm {
+		keys = ingestKeys(chains)
+	}
+	predict := func(from, to int) {
+		for i := from; i < to; i++ {
+			if _, err := ix.Speculate(eps[i%ingestEndpoints], keys[i%chains], index.DecisionID(i+1), time.Hour); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := benchcpu.Start()
-	for i := warm; i < warm+b.N; i++ {
-		feed(i)
+	var elapsed time.Duration
+	for base := warm; base < warm+b.N; {
+		end := warm + b.N
+		if confirm {
+			end = min(end, base+ingestConfirmAhead)
+			b.StopTimer()
+			predict(base, end)
+			b.StartTimer()
+		}
+		cpu := benchcpu.Start()
+		for i := base; i < end; i++ {
+			feed(i)
+		}
+		elapsed += cpu.Elapsed()
+		base = end
 	}
-	elapsed := cpu.Elapsed()
 	b.StopTimer()
-	cpu.Report(b)
-	stored := ix.Stats().StoredBlocks
-	if want := int64((warm + b.N) * ingestPerBatch); stored != want {
-		b.Fatalf("stored %d blocks, want %d", stored, want)
+	b.ReportMetric(float64(elapsed.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	st := ix.Stats()
+	if want := int64((warm + b.N) * ingestPerBatch); st.StoredBlocks != want {
+		b.Fatalf("stored %d blocks, want %d", st.StoredBlocks, want)
+	}
+	if confirmed := st.Outcomes[index.Confirmed]; confirm && confirmed != int64(b.N*ingestPerBatch) {
+		b.Fatalf("confirmed %d predictions, want %d", confirmed, b.N*ingestPerBatch)
 	}
 	b.ReportMetric(float64(b.N*ingestPerBatch)/elapsed.Seconds(), "blocks/cpu-s")
 	b.ReportMetric(float64(ingestPerBatch), "blocks/op")
@@ -163,4 +232,25 @@ func ingestPayloadGrow(p []byte) []byte {
 		panic(err)
 	}
 	return out
+}
+
+// TestIngestSteadyAllocatesNothing pins the production path's allocation
+// count: once the index and the pools have their size, a message (decode,
+// header checks, metrics, 16 stores and 16 removals) allocates nothing.
+func TestIngestSteadyAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under the race detector")
+	}
+	const chains, runs = 512, 400
+	ix, _, feed := newIngestRig(t, chains, true, 2*chains+runs+1)
+	next := 0
+	for ; next < 2*chains; next++ {
+		feed(next)
+	}
+	if got := testing.AllocsPerRun(runs, func() { feed(next); next++ }); got != 0 {
+		t.Errorf("%v allocations per steady message, want 0", got)
+	}
+	if want := int64(next * ingestPerBatch); ix.Stats().StoredBlocks != want {
+		t.Errorf("stored %d blocks, want %d", ix.Stats().StoredBlocks, want)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/warmroute/warmroute/events/wire"
 	"github.com/warmroute/warmroute/internal/promreg"
 )
 
@@ -32,21 +33,24 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 
 // subscriberMetrics are the router side's counters.
 type subscriberMetrics struct {
-	messages      *prometheus.CounterVec // result: applied, duplicate, malformed, overflow, bad_header
-	blocks        *prometheus.CounterVec // kind: stored, removed
-	skippedEvents prometheus.Counter
-	gaps          prometheus.Counter
-	resets        *prometheus.CounterVec // reason
-	expired       prometheus.Counter
-	queued        prometheus.Gauge
-	lag           prometheus.Histogram
-	syncs         *prometheus.CounterVec // reason, result
-	syncSeconds   prometheus.Histogram
-	syncBlocks    prometheus.Counter
+	messages *prometheus.CounterVec // result: applied, duplicate, malformed, overflow, bad_header
+	blocks   *prometheus.CounterVec // kind: stored, removed
+	// appliedMsgs, storedBlocks and removedBlocks are messages' and blocks'
+	// series for every applied message, resolved once (see sinkMetrics).
+	appliedMsgs, storedBlocks, removedBlocks prometheus.Counter
+	skippedEvents                            prometheus.Counter
+	gaps                                     prometheus.Counter
+	resets                                   *prometheus.CounterVec // reason
+	expired                                  prometheus.Counter
+	queued                                   prometheus.Gauge
+	lag                                      prometheus.Histogram
+	syncs                                    *prometheus.CounterVec // reason, result
+	syncSeconds                              prometheus.Histogram
+	syncBlocks                               prometheus.Counter
 }
 
 func newSubscriberMetrics(b *promreg.Builder) subscriberMetrics {
-	return subscriberMetrics{
+	m := subscriberMetrics{
 		messages: b.CounterVec("subscriber_messages_total",
 			"Event messages received from NATS, by result.", "result"),
 		blocks: b.CounterVec("subscriber_blocks_total",
@@ -72,16 +76,25 @@ func newSubscriberMetrics(b *promreg.Builder) subscriberMetrics {
 		syncBlocks: b.Counter("subscriber_sync_blocks_total",
 			"Held blocks applied to the index from snapshots."),
 	}
+	m.appliedMsgs = m.messages.WithLabelValues("applied")
+	m.storedBlocks = m.blocks.WithLabelValues("stored")
+	m.removedBlocks = m.blocks.WithLabelValues("removed")
+	return m
 }
 
 // sinkMetrics count what the index sink applied and what it could not.
 type sinkMetrics struct {
 	events  *prometheus.CounterVec // kind, result: applied, rejected
 	dropped *prometheus.CounterVec // reason: token_range, rank, endpoint, unkeyed_block, unknown_kind, other
+	// applied (by wire.Kind) and unkeyed are events' and dropped's series
+	// the hot path counts into, resolved once: WithLabelValues hashes its
+	// labels on every call, a few percent of a message's apply time.
+	applied [wire.KindAllBlocksCleared + 1]prometheus.Counter
+	unkeyed prometheus.Counter
 }
 
 func newSinkMetrics(b *promreg.Builder) sinkMetrics {
-	return sinkMetrics{
+	m := sinkMetrics{
 		events: b.CounterVec("sink_events_total",
 			"Engine events applied to the index, by kind and result (applied, rejected, "+
 				"sparse_group: a hybrid model's non-full-attention KV cache group, not indexed).", "kind", "result"),
@@ -90,6 +103,11 @@ func newSinkMetrics(b *promreg.Builder) sinkMetrics {
 				"(token_range, rank, endpoint, unknown_kind, other; unkeyed_block counts blocks of "+
 				"partly applied events).", "reason"),
 	}
+	for k := wire.KindBlockStored; k <= wire.KindAllBlocksCleared; k++ { // not KindUnknown, which is never applied
+		m.applied[k] = m.events.WithLabelValues(k.String(), "applied")
+	}
+	m.unkeyed = m.dropped.WithLabelValues("unkeyed_block")
+	return m
 }
 
 // replayMetrics describe a router's JetStream replay at start-up.

@@ -180,7 +180,7 @@ func (s *Subscriber) recordApplied(st *streamState, b *wire.Batch, seq uint64, r
 	s.mu.Lock()
 	st.fresh.LastEvent, st.fresh.LastSeq, st.fresh.HasSeq, st.fresh.Relay = at, seq, true, relay
 	s.mu.Unlock()
-	s.metrics.messages.WithLabelValues("applied").Inc()
+	s.metrics.appliedMsgs.Inc()
 	s.metrics.skippedEvents.Add(float64(b.Skipped))
 	// One counter update per kind and message, not per event.
 	var stored, removed int
@@ -194,10 +194,10 @@ func (s *Subscriber) recordApplied(st *streamState, b *wire.Batch, seq uint64, r
 		}
 	}
 	if sawStored {
-		s.metrics.blocks.WithLabelValues("stored").Add(float64(stored))
+		s.metrics.storedBlocks.Add(float64(stored))
 	}
 	if sawRemoved {
-		s.metrics.blocks.WithLabelValues("removed").Add(float64(removed))
+		s.metrics.removedBlocks.Add(float64(removed))
 	}
 	// A replayed batch's age measures the router's downtime, not the event
 	// path that the lag histogram (and the TTL advice built on it) is about.

@@ -257,7 +257,11 @@ func (s *Subscriber) watchReconnects(ctx context.Context) {
 // eventEpoch reads a message's epoch header; 0 when absent (older relay,
 // or a relay without a mirror).
 func eventEpoch(m *nats.Msg) uint64 {
-	e, err := strconv.ParseUint(m.Header.Get(api.EventEpochHeader), 10, 64)
+	v := m.Header.Get(api.EventEpochHeader)
+	if v == "" {
+		return 0 // no epoch (a relay without a mirror), without ParseUint's error allocation
+	}
+	e, err := strconv.ParseUint(v, 10, 64)
 	if err != nil {
 		return 0
 	}

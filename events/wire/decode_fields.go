@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -216,7 +217,8 @@ func decodeHashes(r *reader, b *Batch) ([]uint64, error) {
 	}
 	start := len(b.hashes)
 	b.hashes = slices.Grow(b.hashes, n)
-	for i := range n {
+	i := readHashesFast(r, b, n)
+	for ; i < n; i++ {
 		h, err := readHash(r)
 		if err != nil {
 			return nil, fmt.Errorf("hash %d: %w", i, err)
@@ -239,7 +241,8 @@ func decodeTokens(r *reader, b *Batch) (ids []uint32, bigram bool, err error) {
 	}
 	start := len(b.tokens)
 	b.tokens = slices.Grow(b.tokens, n)
-	for i := range n {
+	i := readTokensFast(r, b, n)
+	for ; i < n; i++ {
 		var t uint32
 		if r.isArray() {
 			t, err = readBigram(r)
@@ -335,4 +338,70 @@ func decodeExtraKeys(r *reader, b *Batch) ([][]byte, error) {
 		b.extras = append(b.extras, v)
 	}
 	return b.extras[start:len(b.extras):len(b.extras)], nil
+}
+
+// readTokensFast appends, of the n token ids that follow, the longest prefix
+// in the encodings msgpack writers use for ids below 2^32 (positive fixint,
+// uint8, uint16, uint32) and returns how many it read; decodeTokens reads the
+// rest (bigram pairs, other integer encodings, errors) one by one. It is the
+// per-token loop of a message's whole payload, so it keeps the cursor in a
+// local and reads each id with one bounds check rather than through
+// readToken's calls; what it accepts decodes exactly as readToken would.
+func readTokensFast(r *reader, b *Batch, n int) int {
+	p, off := r.b, r.off
+	out := b.tokens
+	i := 0
+	for ; i < n && off < len(p); i++ {
+		var t uint32
+		switch c := p[off]; {
+		case c <= 0x7f:
+			t = uint32(c)
+			off++
+		case c == mpUint8 && off+1 < len(p):
+			t = uint32(p[off+1])
+			off += 2
+		case c == mpUint16 && off+2 < len(p):
+			t = uint32(binary.BigEndian.Uint16(p[off+1:]))
+			off += 3
+		case c == mpUint32 && off+4 < len(p):
+			t = binary.BigEndian.Uint32(p[off+1:])
+			off += 5
+		default:
+			r.off, b.tokens = off, out
+			return i
+		}
+		out = append(out, t)
+	}
+	r.off, b.tokens = off, out
+	return i
+}
+
+// readHashesFast is readTokensFast for block hashes: it appends the longest
+// prefix of the n hashes that follow written as unsigned integers (what
+// vLLM's uint64 hashes are) and returns how many it read; decodeHashes reads
+// the rest with readHash (signed integers, bin hashes, errors).
+func readHashesFast(r *reader, b *Batch, n int) int {
+	p, off := r.b, r.off
+	out := b.hashes
+	i := 0
+	for ; i < n && off < len(p); i++ {
+		var h uint64
+		switch c := p[off]; {
+		case c == mpUint64 && off+8 < len(p):
+			h = binary.BigEndian.Uint64(p[off+1:])
+			off += 9
+		case c <= 0x7f:
+			h = uint64(c)
+			off++
+		case c == mpUint32 && off+4 < len(p):
+			h = uint64(binary.BigEndian.Uint32(p[off+1:]))
+			off += 5
+		default:
+			r.off, b.hashes = off, out
+			return i
+		}
+		out = append(out, h)
+	}
+	r.off, b.hashes = off, out
+	return i
 }
