@@ -1,0 +1,66 @@
+package tokenizer
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestWordCacheEntries stores pieces on both sides of the inline limits and
+// reads them back: a hit returns exactly the stored ids, a piece that only
+// shares a prefix, a length or the slot misses, and the cached copy does not
+// alias the caller's buffers.
+func TestWordCacheEntries(t *testing.T) {
+	long := strings.Repeat("x", inlineWordBytes+1)
+	edge := strings.Repeat("y", inlineWordBytes)
+	tests := []struct {
+		name string
+		word string
+		ids  []uint32
+	}{
+		{"short, one id", "the", []uint32{1782}},
+		{"inline limits exactly", edge, []uint32{1, 2, 3, 4}},
+		{"too many ids for inline", "abcdef", []uint32{1, 2, 3, 4, 5}},
+		{"too long for inline", long, []uint32{9}},
+		{"long and many ids", long + "z", []uint32{5, 6, 7, 8, 9, 10}},
+		{"non-ASCII", " naïve", []uint32{4317, 2}},
+	}
+	stored := map[string]bool{}
+	for _, tt := range tests {
+		stored[tt.word] = true
+	}
+	c := newWordCache()
+	for _, tt := range tests {
+		buf := []byte(tt.word)
+		ids := slices.Clone(tt.ids)
+		c.store(string(buf), ids)
+		ids[0] = 0 // the cache holds a copy
+		got, ok := c.appendHit([]uint32{7}, tt.word)
+		if !ok || !slices.Equal(got, append([]uint32{7}, tt.ids...)) {
+			t.Fatalf("%s: appendHit(%q) = %v, %v; want [7 %v], true", tt.name, tt.word, got, ok, tt.ids)
+		}
+		for _, miss := range []string{tt.word[:len(tt.word)-1], tt.word + "s", strings.ToUpper(tt.word[:1]) + tt.word[1:]} {
+			if stored[miss] {
+				continue
+			}
+			if got, ok := c.appendHit(nil, miss); ok {
+				t.Fatalf("%s: appendHit(%q) hit with %v", tt.name, miss, got)
+			}
+		}
+	}
+}
+
+// TestCachedWordIs compares inline and outlined entries with near misses.
+func TestCachedWordIs(t *testing.T) {
+	for _, w := range []string{"ab", strings.Repeat("q", inlineWordBytes), strings.Repeat("q", inlineWordBytes+5)} {
+		e := newCachedWord(w, []uint32{1})
+		if !e.is(w) {
+			t.Fatalf("entry of %q does not match itself", w)
+		}
+		for _, o := range []string{w[:len(w)-1], w + "q", "b" + w[1:], ""} {
+			if e.is(o) {
+				t.Fatalf("entry of %q matches %q", w, o)
+			}
+		}
+	}
+}
