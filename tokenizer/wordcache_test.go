@@ -109,3 +109,28 @@ func TestWordCacheSpread(t *testing.T) {
 		t.Fatalf("cached %d of %d distinct pieces, want at least 95 %%", kept, len(seen))
 	}
 }
+
+// TestSingleByteTable checks that every one-byte word, for every family,
+// encodes through the table exactly as through encodeWord (and that the
+// table is in use for the ASCII bytes of byte-level models).
+func TestSingleByteTable(t *testing.T) {
+	for _, fam := range families {
+		m := loadFamily(t, fam).model
+		used := 0
+		for b := range 256 {
+			w := string([]byte{byte(b)})
+			var sc bpeScratch
+			want, werr := m.encodeWord(nil, w, &sc, false)
+			got, gerr := m.appendWord(nil, w, &sc)
+			if (werr == nil) != (gerr == nil) || !slices.Equal(got, want) {
+				t.Fatalf("%s: byte 0x%02x: appendWord %v (%v), encodeWord %v (%v)", fam, b, got, gerr, want, werr)
+			}
+			if m.single[b] != noToken {
+				used++
+			}
+		}
+		if m.byteLevel && used < 128 {
+			t.Fatalf("%s: %d single-byte entries, want at least the 128 ASCII bytes", fam, used)
+		}
+	}
+}
