@@ -59,6 +59,7 @@ type config struct {
 	maxFailures int
 	pprofDir    string
 	pprofSecs   int
+	simBlocks   int
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -78,6 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.keepLogs, "keep-logs", false, "keep the log directory after exit")
 	fs.StringVar(&c.pprofDir, "pprof", "", "directory for CPU profiles of the router during each Envoy + warmroute run (cpu-<bytes>-c<concurrency>-round<n>.pprof); empty records none")
 	fs.IntVar(&c.pprofSecs, "pprof-seconds", 5, "length of each router CPU profile (set it to about a run's duration)")
+	fs.IntVar(&c.simBlocks, "sim-blocks", 1<<20, "KV cache blocks per simulator: once full, each request's events also remove as many blocks as they store (an engine's steady state)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -100,8 +102,8 @@ func (c *config) fill(levels, sizes, mode string) error {
 	default:
 		return fmt.Errorf("-mode must be full_duplex or buffered, got %q", mode)
 	}
-	if c.requests < 1 || c.warmup < 0 || c.rounds < 1 || c.duration <= 0 || c.envoyCPU < 1 || c.pprofSecs < 1 {
-		return errors.New("-requests, -rounds, -envoy-concurrency and -pprof-seconds must be positive, -warmup not negative, -duration positive")
+	if c.requests < 1 || c.warmup < 0 || c.rounds < 1 || c.duration <= 0 || c.envoyCPU < 1 || c.pprofSecs < 1 || c.simBlocks < 1 {
+		return errors.New("-requests, -rounds, -envoy-concurrency, -pprof-seconds and -sim-blocks must be positive, -warmup not negative, -duration positive")
 	}
 	return nil
 }

@@ -93,7 +93,7 @@ func setup(ctx context.Context, c config, dir string, progress io.Writer) (paths
 		routerArgs = append(routerArgs, "--debug-pprof")
 	}
 	st, err := harness.StartPrefixStack(ctx, harness.PrefixOptions{Binary: bin, Envoy: envoyBin, Dir: dir, NATSD: natsd,
-		Tokenizer: tok, Model: model, Sims: 2, NumBlocks: 1 << 20, SimArgs: zeroLatency, EnvoyConcurrency: c.envoyCPU,
+		Tokenizer: tok, Model: model, Sims: 2, NumBlocks: c.simBlocks, SimArgs: zeroLatency, EnvoyConcurrency: c.envoyCPU,
 		RouterArgs: routerArgs})
 	if err != nil {
 		return p, err
