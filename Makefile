@@ -73,9 +73,11 @@ envtest:
 demo: envoy
 	go run ./e2e/demo
 
-## loadtest: latency through Envoy+warmroute against Envoy alone.
+## loadtest: latency and router CPU through Envoy+warmroute against Envoy
+## alone (LOADTEST_ARGS: its flags, e.g. -body-bytes 409600 -pprof DIR to
+## record the router's CPU profile during each routed run).
 loadtest: envoy
-	go run ./e2e/loadtest
+	go run ./e2e/loadtest $(LOADTEST_ARGS)
 
 ## compare: TTL policies x regimes x 10 seeds in virtual time (real scorer,
 ## index and TTL controller against modelled engines), means with 95%

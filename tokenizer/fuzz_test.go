@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"slices"
 	"testing"
 	"unicode/utf8"
 )
@@ -69,6 +70,54 @@ func FuzzLoad(f *testing.F) {
 		tk, err := Load([]byte(s))
 		if err == nil {
 			tk.Encode("probe text <s> 123", true)
+		}
+	})
+}
+
+// TestIsolatedFastPath pins which families take encodeIsolated, so a change
+// in pre-tokenizer building cannot turn the fast path off (or on for a
+// pre-tokenizer it does not fit) unnoticed.
+func TestIsolatedFastPath(t *testing.T) {
+	want := map[string]bool{"llama3": true, "qwen3": true, "gptoss": true, "deepseek_v3": false, "gemma3": false}
+	for fam, fast := range want {
+		if got := loadFamily(t, fam).isolated != nil; got != fast {
+			t.Errorf("%s: isolated fast path %v, want %v", fam, got, fast)
+		}
+	}
+}
+
+// FuzzIsolatedMatchesSpans compares encodeIsolated, the fast path of a
+// single Isolated split, with the general span-list path on the same
+// normalized text, for every family that takes it.
+func FuzzIsolatedMatchesSpans(f *testing.F) {
+	fuzzSeeds(f)
+	for _, s := range []string{"", " ", "a", "  x  ", "it's 123456 東京\r\n\n  end ", "\u00a0\u3000tab\tend"} {
+		f.Add(s)
+	}
+	var tks []*Tokenizer
+	for _, fam := range families {
+		if tk := loadFamily(f, fam); tk.isolated != nil {
+			tks = append(tks, tk)
+		}
+	}
+	if len(tks) == 0 {
+		f.Fatal("no family takes the isolated fast path")
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		for _, tk := range tks {
+			text := s
+			if tk.norm != nil {
+				text = tk.norm.normalize(s)
+			}
+			st := &encodeState{}
+			fast, ferr := tk.encodeIsolated([]uint32{1}, text, tk.isolated, &st.scratch)
+			slow, serr := tk.encodeSpans([]uint32{1}, text, &encodeState{})
+			if (ferr == nil) != (serr == nil) || !slices.Equal(fast, slow) {
+				t.Fatalf("%q: isolated %v (%v), spans %v (%v)", text, fast, ferr, slow, serr)
+			}
 		}
 	})
 }

@@ -51,6 +51,7 @@ func buildBPE(raw json.RawMessage, byteLevel bool) (*bpe, []string, error) {
 	}
 	m.merges = merges
 	m.cache = newWordCache()
+	m.fillSingles()
 	return m, names, nil
 }
 

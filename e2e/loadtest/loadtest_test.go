@@ -98,8 +98,13 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{name: "defaults", check: func(c config) bool {
 			return len(c.levels) == 2 && c.levels[1] == 8 && len(c.sizes) == 2 && c.sizes[1] == 102400 &&
-				c.rounds == 3 && c.mode == envoy.FullDuplex
+				c.rounds == 3 && c.mode == envoy.FullDuplex && c.simBlocks == 1<<20 && c.pprofDir == ""
 		}},
+		{name: "profile and small caches", args: []string{"-pprof", "/tmp/p", "-pprof-seconds", "3", "-sim-blocks", "65536"}, check: func(c config) bool {
+			return c.pprofDir == "/tmp/p" && c.pprofSecs == 3 && c.simBlocks == 65536
+		}},
+		{name: "no profile seconds", args: []string{"-pprof-seconds", "0"}, wantErr: true},
+		{name: "no sim blocks", args: []string{"-sim-blocks", "0"}, wantErr: true},
 		{name: "levels and mode", args: []string{"-concurrency", "2, 4", "-mode", "buffered"}, check: func(c config) bool {
 			return len(c.levels) == 2 && c.levels[1] == 4 && c.mode == envoy.Buffered
 		}},

@@ -12,7 +12,10 @@
 // router). Warm-up requests are not measured. Everything runs on loopback and
 // stops after -requests or -duration per run, whichever comes first.
 //
-//	go run ./e2e/loadtest [-concurrency 1,8] [-requests 500] [-body-bytes 8192,102400] [-rounds 3]
+// With -pprof DIR the router serves /debug/pprof and each Envoy + warmroute
+// run records a CPU profile of it into DIR.
+//
+//	go run ./e2e/loadtest [-concurrency 1,8] [-requests 500] [-body-bytes 8192,102400] [-rounds 3] [-pprof DIR]
 package main
 
 import (
@@ -54,6 +57,9 @@ type config struct {
 	envoyCPU    int
 	keepLogs    bool
 	maxFailures int
+	pprofDir    string
+	pprofSecs   int
+	simBlocks   int
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -71,6 +77,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.envoyCPU, "envoy-concurrency", 2, "worker threads of each Envoy")
 	fs.IntVar(&c.maxFailures, "max-failures", 10, "abort when more requests than this fail in one run")
 	fs.BoolVar(&c.keepLogs, "keep-logs", false, "keep the log directory after exit")
+	fs.StringVar(&c.pprofDir, "pprof", "", "directory for CPU profiles of the router during each Envoy + warmroute run (cpu-<bytes>-c<concurrency>-round<n>.pprof); empty records none")
+	fs.IntVar(&c.pprofSecs, "pprof-seconds", 5, "length of each router CPU profile (set it to about a run's duration)")
+	fs.IntVar(&c.simBlocks, "sim-blocks", 1<<20, "KV cache blocks per simulator: once full, each request's events also remove as many blocks as they store (an engine's steady state)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -93,8 +102,8 @@ func (c *config) fill(levels, sizes, mode string) error {
 	default:
 		return fmt.Errorf("-mode must be full_duplex or buffered, got %q", mode)
 	}
-	if c.requests < 1 || c.warmup < 0 || c.rounds < 1 || c.duration <= 0 || c.envoyCPU < 1 {
-		return errors.New("-requests, -rounds and -envoy-concurrency must be positive, -warmup not negative, -duration positive")
+	if c.requests < 1 || c.warmup < 0 || c.rounds < 1 || c.duration <= 0 || c.envoyCPU < 1 || c.pprofSecs < 1 || c.simBlocks < 1 {
+		return errors.New("-requests, -rounds, -envoy-concurrency, -pprof-seconds and -sim-blocks must be positive, -warmup not negative, -duration positive")
 	}
 	return nil
 }

@@ -28,6 +28,7 @@ var zeroLatency = []string{"--ttft", "0s", "--prefill-per-token", "0s", "--decod
 type paths struct {
 	direct, routed string // URLs of /v1/completions
 	router         *harness.Process
+	debugAddr      string // the router's debug address (/debug/pprof with -pprof)
 	prose          string
 	closers        []func() error
 }
@@ -84,13 +85,21 @@ func setup(ctx context.Context, c config, dir string, progress io.Writer) (paths
 	}
 	// NATS runs as its own process, so the router's CPU time is the
 	// router's alone (its embedded server would count there).
+	var routerArgs []string
+	if c.pprofDir != "" {
+		if err := os.MkdirAll(c.pprofDir, 0o755); err != nil {
+			return p, err
+		}
+		routerArgs = append(routerArgs, "--debug-pprof")
+	}
 	st, err := harness.StartPrefixStack(ctx, harness.PrefixOptions{Binary: bin, Envoy: envoyBin, Dir: dir, NATSD: natsd,
-		Tokenizer: tok, Model: model, Sims: 2, NumBlocks: 1 << 20, SimArgs: zeroLatency, EnvoyConcurrency: c.envoyCPU})
+		Tokenizer: tok, Model: model, Sims: 2, NumBlocks: c.simBlocks, SimArgs: zeroLatency, EnvoyConcurrency: c.envoyCPU,
+		RouterArgs: routerArgs})
 	if err != nil {
 		return p, err
 	}
 	p.closers = append(p.closers, st.Close)
-	p.routed, p.router = st.URL("/v1/completions"), st.Router.Process
+	p.routed, p.router, p.debugAddr = st.URL("/v1/completions"), st.Router.Process, st.Router.DebugAddr
 	ports, err := harness.FreePorts(2)
 	if err != nil {
 		return p, err
@@ -117,6 +126,7 @@ func measureAll(ctx context.Context, c config, p paths, stdout, progress io.Writ
 	client := &http.Client{Transport: &http.Transport{
 		MaxIdleConns: 2048, MaxIdleConnsPerHost: 1024, DisableCompression: true,
 	}}
+	prof := profiler{dir: c.pprofDir, debug: p.debugAddr, seconds: c.pprofSecs}
 	var cells []cell
 	for _, size := range c.sizes {
 		bodies := newBodies(size, p.prose)
@@ -139,12 +149,19 @@ func measureAll(ctx context.Context, c config, p paths, stdout, progress io.Writ
 					if err != nil {
 						return err
 					}
+					profiled := func() error { return nil }
+					if routed {
+						profiled = prof.start(ctx, size, level, round)
+					}
 					s, err := d.run(ctx, c.requests, c.duration)
 					if err != nil {
 						return fmt.Errorf("measuring %s at %d bytes, concurrency %d: %w", name, size, level, err)
 					}
 					after, err := processCPU(p.router.Pid())
 					if err != nil {
+						return err
+					}
+					if err := profiled(); err != nil {
 						return err
 					}
 					s.routerCPU = after - before
