@@ -73,8 +73,8 @@ func New(pools *Pools, load *Load, opts Options) *Scorer {
 }
 
 // work is one decision's scratch space, pooled across decisions, so that
-// scoring allocates nothing per decision but the Decision itself, its keys
-// and its reason.
+// scoring allocates nothing per decision but the Decision itself, which
+// holds its keys (newDecision) and, when it fits, its reason.
 type work struct {
 	field
 	combiner
