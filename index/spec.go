@@ -1,6 +1,7 @@
 package index
 
 import (
+	"runtime"
 	"sync"
 	"time"
 )
@@ -135,10 +136,15 @@ func (t *specTable) confirm(key Key, ep uint32, now int64, out *pending) {
 // oldest first, reading at most limit references of the queue. It returns
 // how many it read and whether due references remain.
 func (t *specTable) expire(now, grace int64, limit int, out *pending) (read int, more bool) {
+	warm := 0 // due references at the front whose slots warmDue has read
 	for t.queue.len() > 0 && t.queue.front().expires+grace <= now {
 		if read == limit {
 			return read, true
 		}
+		if warm == 0 {
+			warm = t.warmDue(now, grace, min(limit-read, lookupBatch))
+		}
+		warm--
 		read++
 		r := t.queue.pop()
 		if at, prev := t.find(r.key, r.endpoint); at != 0 && t.at(at).expires == r.expires {
@@ -146,6 +152,29 @@ func (t *specTable) expire(now, grace int64, limit int, out *pending) (read int,
 		}
 	}
 	return read, false
+}
+
+// warmDue reads the head slot and first prediction of each of up to n due
+// references at the front of the queue, only to start their cache misses
+// together, and returns how many it read (at least 1 when the front is
+// due). Expiring references one by one would take each one's misses in
+// turn: the table is too large to stay cached, and a reference was queued a
+// TTL ago. The reads change nothing, so the ending that follows is the same.
+func (t *specTable) warmDue(now, grace int64, n int) int {
+	q := &t.queue
+	var sink uint32
+	j := 0
+	for ; j < n && j < q.n; j++ {
+		r := &q.buf[(q.head+j)&(len(q.buf)-1)]
+		if r.expires+grace > now {
+			break
+		}
+		if h := t.heads.head(r.key); h != 0 {
+			sink += t.at(h).owner
+		}
+	}
+	runtime.KeepAlive(sink) // keeps the reads from being optimized away
+	return max(j, 1)
 }
 
 // dropKey ends every prediction of key as Dropped.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,7 +93,15 @@ func newPrompt(buf []int, i, blocks int) []int {
 // release. It reports p50 and p99 per decision, process CPU time per
 // decision besides the mean, and the p99 of the deciding thread's own CPU
 // time per decision (p99-cpu-ns; it leaves out descheduling and background
-// GC, which on a shared machine dominate wall p99). Set WARMROUTE_BENCH_10M=1 to add 10M blocks.
+// GC, which on a shared machine dominate wall p99), and that p99 over the
+// decisions during which the thread was never switched out (p99-quiet-cpu-ns;
+// a switch lets other processes evict the caches the decision then misses,
+// which CPU time counts) beside the share of decisions switched
+// (switched-%). Decisions made once two TTLs (DefaultTTL) have passed since
+// the first, when predictions expire as fast as they are made and the
+// prediction tables have stopped growing, give p99-steady-cpu-ns (reported
+// from 1,000 such decisions: -benchtime=80000x or more at 1M blocks).
+// Set WARMROUTE_BENCH_10M=1 to add 10M blocks.
 func BenchmarkDecision(b *testing.B) {
 	sizes := []int{1_000_000}
 	if os.Getenv("WARMROUTE_BENCH_10M") != "" {
@@ -115,7 +124,10 @@ func benchDecision(b *testing.B, n, blocks int) {
 	})
 	ctx := context.Background()
 	lat := make([]time.Duration, 0, 1<<16)
-	own := make([]time.Duration, 0, 1<<16) // this thread's CPU per decision
+	own := make([]time.Duration, 0, 1<<16)   // this thread's CPU per decision
+	quiet := make([]time.Duration, 0, 1<<16) // own, of decisions never switched out
+	var steady []time.Duration               // own, of decisions two TTLs after the first
+	var first time.Time
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var prompt []int
@@ -127,6 +139,7 @@ func benchDecision(b *testing.B, n, blocks int) {
 	for b.Loop() {
 		prompt = newPrompt(prompt, i, blocks)
 		req.PromptTokenIDs[0] = prompt // the caller's request, reused so only Pick's allocations count
+		switches := threadSwitches()
 		start, startCPU := time.Now(), benchcpu.ThreadNow()
 		d, err := s.Pick(ctx, req)
 		if err != nil {
@@ -136,6 +149,14 @@ func benchDecision(b *testing.B, n, blocks int) {
 		d.Release()
 		lat = append(lat, time.Since(start))
 		own = append(own, benchcpu.ThreadNow()-startCPU)
+		if threadSwitches() == switches {
+			quiet = append(quiet, own[len(own)-1])
+		}
+		if i == 0 {
+			first = start
+		} else if start.Sub(first) >= 2*DefaultTTL {
+			steady = append(steady, own[len(own)-1])
+		}
 		i++
 	}
 	cpu.Report(b)
@@ -146,6 +167,29 @@ func benchDecision(b *testing.B, n, blocks int) {
 	// On a shared machine wall p99 is mostly time other processes held
 	// the core; the thread's own CPU per decision is not.
 	b.ReportMetric(float64(own[len(own)*99/100].Nanoseconds()), "p99-cpu-ns")
+	if len(quiet) > 0 {
+		slices.Sort(quiet)
+		b.ReportMetric(float64(quiet[len(quiet)*99/100].Nanoseconds()), "p99-quiet-cpu-ns")
+	}
+	b.ReportMetric(100*float64(len(own)-len(quiet))/float64(len(own)), "switched-%")
+	if len(steady) >= 1000 {
+		slices.Sort(steady)
+		b.ReportMetric(float64(steady[len(steady)*99/100].Nanoseconds()), "p99-steady-cpu-ns")
+		b.ReportMetric(float64(steady[len(steady)/2].Nanoseconds()), "p50-steady-cpu-ns")
+	}
+}
+
+// rusageThread is Linux's RUSAGE_THREAD, which package syscall lacks.
+const rusageThread = 1
+
+// threadSwitches returns how many times the calling thread has been switched
+// out, voluntarily or not (-1 when unknown, so nothing counts as quiet).
+func threadSwitches() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		return -1
+	}
+	return ru.Nvcsw + ru.Nivcsw
 }
 
 func benchEndpoints(n int) []string {

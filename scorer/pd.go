@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-
-	"github.com/warmroute/warmroute/index"
 )
 
 // Prefill/decode (P/D) disaggregation. In a pool with prefill-only
@@ -85,17 +83,16 @@ func (s *Scorer) pickPD(ctx context.Context, pl *pool, req *Request, candidates 
 	if len(decode) == 0 {
 		return nil, fmt.Errorf("pool %q: none of %d live candidates may decode: %w", pl.name, len(candidates), ErrNoEndpoint)
 	}
-	d := &Decision{Pool: pl.name, model: pl.name, s: s, ID: index.DecisionID(s.nextID.Add(1))}
 	w := s.scratch.Get().(*work)
 	defer s.putWork(w)
 	if len(prefill) == 0 {
-		note := s.prepare(ctx, w, pl, req, decode, d)
+		d, note := s.prepare(ctx, w, pl, req, decode)
 		s.decide(w, pl, decode, d, note)
 		d.Reason = "pd=" + pdNoPrefill + "; " + d.Reason
 		s.opts.Metrics.pdDecision(pdNoPrefill, d.Endpoint, d.Endpoint)
 		return d, nil
 	}
-	note := s.prepare(ctx, w, pl, req, prefill, d)
+	d, note := s.prepare(ctx, w, pl, req, prefill)
 	s.decide(w, pl, prefill, d, note)
 	if roles[d.Endpoint].decodes() {
 		d.Reason = "pd=" + pdAggregated + "; " + d.Reason

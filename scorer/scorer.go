@@ -73,8 +73,8 @@ func New(pools *Pools, load *Load, opts Options) *Scorer {
 }
 
 // work is one decision's scratch space, pooled across decisions, so that
-// scoring allocates nothing per decision but the Decision itself, its keys
-// and its reason.
+// scoring allocates nothing per decision but the Decision itself, which
+// holds its keys (newDecision) and, when it fits, its reason.
 type work struct {
 	field
 	combiner
@@ -115,10 +115,9 @@ func (s *Scorer) Pick(ctx context.Context, req *Request) (*Decision, error) {
 	if roles := pl.pdRoles(); roles != nil {
 		return s.pickPD(ctx, pl, req, candidates, roles)
 	}
-	d := &Decision{Pool: pl.name, model: pl.name, s: s, ID: index.DecisionID(s.nextID.Add(1))}
 	w := s.scratch.Get().(*work)
 	defer s.putWork(w)
-	note := s.prepare(ctx, w, pl, req, candidates, d)
+	d, note := s.prepare(ctx, w, pl, req, candidates)
 	s.decide(w, pl, candidates, d, note)
 	return d, nil
 }
@@ -148,12 +147,19 @@ func (s *Scorer) saturated(candidates []string) bool {
 	return true
 }
 
-// prepare runs the prefix stages (tokens, keys) when the pool has them. It
-// returns a note for the reason when prefix routing was not possible.
-func (s *Scorer) prepare(ctx context.Context, w *work, pl *pool, req *Request, candidates []string, d *Decision) string {
+// prepare runs the prefix stages (tokens, keys) when the pool has them and
+// returns the new decision, its keys in its own allocation (newDecision). It
+// also returns a note for the reason when prefix routing was not possible.
+func (s *Scorer) prepare(ctx context.Context, w *work, pl *pool, req *Request, candidates []string) (*Decision, string) {
+	d, note := s.prepareIn(ctx, w, pl, req, candidates)
+	d.Pool, d.model, d.s, d.ID = pl.name, pl.name, s, index.DecisionID(s.nextID.Add(1))
+	return d, note
+}
+
+func (s *Scorer) prepareIn(ctx context.Context, w *work, pl *pool, req *Request, candidates []string) (*Decision, string) {
 	tokens := s.opts.Tokens[pl.name]
 	if s.opts.Index == nil || tokens == nil {
-		return "tokenizer=none"
+		return newDecision(0), "tokenizer=none"
 	}
 	start := time.Now()
 	ids, err := s.tokenize(ctx, tokens, pl, req, candidates, w)
@@ -162,20 +168,23 @@ func (s *Scorer) prepare(ctx context.Context, w *work, pl *pool, req *Request, c
 		reason := tokenizeReason(err)
 		s.opts.Metrics.tokenizeError(reason)
 		if reason == "too_long" {
-			return "tokenize=too_long"
+			return newDecision(0), "tokenize=too_long"
 		}
-		return "tokenize=error"
+		return newDecision(0), "tokenize=error"
 	}
 	start = time.Now()
-	d.blockSize = s.opts.Index.BlockSize()
-	d.keys, err = index.AppendKeys(nil, pl.identity(req), d.blockSize, ids)
+	bs := s.opts.Index.BlockSize()
+	d := newDecision(len(ids) / max(bs, 1))
+	d.blockSize = bs
+	d.keys, err = index.AppendKeys(d.keys, pl.identity(req), d.blockSize, ids)
 	s.opts.Metrics.observe(stageKeys, start)
 	if err != nil {
+		d.keys = nil
 		s.opts.Metrics.tokenizeError("keys")
-		return "tokenize=error"
+		return d, "tokenize=error"
 	}
 	d.promptTokens = len(ids)
-	return ""
+	return d, ""
 }
 
 // tokenize bounds the work on one prompt by the pool's limit: too much text

@@ -1,0 +1,5 @@
+//go:build race
+
+package scorer
+
+const raceEnabled = true
