@@ -21,13 +21,13 @@ const (
 
 // benchIndex fills an index with `blocks` confirmed blocks: sequences of
 // benchSeqBlocks blocks, each held by two of the endpoints.
-func benchIndex(b *testing.B, endpoints []string, blocks int) *index.Index {
+func benchIndex(b testing.TB, endpoints []string, blocks int) *index.Index {
 	return benchIndexWith(b, endpoints, blocks, index.Options{})
 }
 
 // benchIndexWith is benchIndex with further index options (block size and
 // memory bound are the benchmark's).
-func benchIndexWith(b *testing.B, endpoints []string, blocks int, opts index.Options) *index.Index {
+func benchIndexWith(b testing.TB, endpoints []string, blocks int, opts index.Options) *index.Index {
 	b.Helper()
 	opts.BlockSize, opts.MaxBytes = benchBS, 16<<30
 	ix, err := index.New(opts)

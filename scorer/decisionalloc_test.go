@@ -15,26 +15,7 @@ import (
 func allocScorer(t *testing.T, sink PredictionSink) *Scorer {
 	t.Helper()
 	eps := benchEndpoints(512)
-	ix, err := index.New(index.Options{BlockSize: benchBS, MaxBytes: 1 << 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	toks := make([]uint32, benchSeqBlocks*benchBS)
-	hashes := make([]uint64, benchSeqBlocks)
-	for seq := range allocBlocks / benchSeqBlocks {
-		for i := range toks {
-			toks[i] = uint32(seq*len(toks) + i)
-		}
-		for i := range hashes {
-			hashes[i] = uint64(seq*benchSeqBlocks + i)
-		}
-		for r := range 2 {
-			st := index.Stored{Endpoint: eps[(seq+r)%len(eps)], Hashes: hashes, Tokens: toks, BlockSize: benchBS, Identity: index.Identity{Model: "m"}}
-			if _, err := ix.Store(st); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	ix := benchIndex(t, eps, allocBlocks)
 	return New(NewPools([]PoolConfig{{Name: "m", Endpoints: eps}}, ""), &Load{}, Options{
 		Index: ix, Tokens: map[string]Tokens{"m": idTokens{}}, Fallbacks: 2, Predictions: sink,
 	})
