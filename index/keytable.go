@@ -73,6 +73,13 @@ func (t *keyTable) remove(k Key) {
 	t.n += p.n - before
 }
 
+// removeAt deletes the key in slot i of part p (p is t.part(key), i what
+// p.find returned), without probing for it again.
+func (t *keyTable) removeAt(p *flatKeys, i uint64) {
+	p.removeAt(i)
+	t.n--
+}
+
 // sample calls f with up to n occupied slots, starting at a random slot of a
 // random part; it stops early when f returns false.
 func (t *keyTable) sample(n int, f func(*keySlot) bool) {
@@ -205,10 +212,14 @@ func (t *flatKeys) resize(size int) {
 // remove deletes key, shifting back any later slot of the same run whose
 // home position the hole now precedes, so no lookup ever stops early.
 func (t *flatKeys) remove(key Key) {
-	hole, ok := t.find(key)
-	if !ok {
-		return
+	if hole, ok := t.find(key); ok {
+		t.removeAt(hole)
 	}
+}
+
+// removeAt deletes the occupied slot hole, as remove does once it has found
+// it.
+func (t *flatKeys) removeAt(hole uint64) {
 	for j := (hole + 1) & t.mask; t.slots[j].head != 0; j = (j + 1) & t.mask {
 		home := uint64(t.slots[j].key) & t.mask
 		// The slot at j may fill the hole unless its home lies cyclically

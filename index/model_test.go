@@ -14,6 +14,10 @@ type model struct {
 	refs map[mholder]map[Key]refCounts
 	spec map[string]map[Key]int64 // endpoint -> key -> expiry
 	now  int64
+	// confirmed counts predictions ended by a store for their endpoint. The
+	// runner sweeps before every operation and the fixture has no grace, so
+	// every prediction a store finds is live: it ends Confirmed.
+	confirmed int64
 }
 
 type mholder struct {
@@ -57,7 +61,10 @@ func (m *model) store(ev Stored) {
 			r[ev.Medium]++
 		}
 		m.refs[h][key] = r
-		delete(m.spec[ev.Endpoint], key)
+		if _, ok := m.spec[ev.Endpoint][key]; ok {
+			m.confirmed++
+			delete(m.spec[ev.Endpoint], key)
+		}
 	}
 }
 
@@ -247,6 +254,9 @@ func (r *opRunner) compare() {
 	st := r.f.ix.Stats()
 	if entries, specs := r.m.counts(); st.Entries != entries || st.Speculative != specs {
 		r.fail("index has %d entries and %d predictions, model %d and %d", st.Entries, st.Speculative, entries, specs)
+	}
+	if st.Outcomes[Confirmed] != r.m.confirmed || st.Outcomes[EarlyExpiry] != 0 {
+		r.fail("index confirmed %d predictions (%d early), model %d", st.Outcomes[Confirmed], st.Outcomes[EarlyExpiry], r.m.confirmed)
 	}
 }
 

@@ -117,19 +117,41 @@ func (t *specTable) insert(key Key, ep uint32, d DecisionID, at, expires int64, 
 }
 
 // confirm ends ep's prediction of key, if any, as Confirmed or EarlyExpiry.
+// It is find followed by end, with the key's heads slot probed once: end
+// would probe for it again to unlink the list's first prediction (the usual
+// case: a block is predicted for one endpoint), and a store confirms every
+// block it stores (TestConfirmMatchesFindEnd compares the two).
 func (t *specTable) confirm(key Key, ep uint32, now int64, out *pending) {
 	if t.n == 0 {
-		return // no map probe in a shard without predictions
+		return // no probe in a shard without predictions
 	}
-	at, prev := t.find(key, ep)
-	if at == 0 {
+	p := t.heads.part(key)
+	slot, ok := p.find(key)
+	if !ok {
 		return
 	}
-	kind := Confirmed
-	if now >= t.at(at).expires {
-		kind = EarlyExpiry
+	prev := uint32(0)
+	for at := p.slots[slot].head; at != 0; prev, at = at, t.at(at).next {
+		s := t.at(at)
+		if s.endpoint() != ep {
+			continue
+		}
+		kind := Confirmed
+		if now >= s.expires {
+			kind = EarlyExpiry
+		}
+		out.add(kind, ep, s.remote(), s.decision, time.Duration(now-s.at))
+		switch {
+		case prev != 0:
+			t.at(prev).next = s.next
+		case s.next == 0:
+			t.heads.removeAt(p, slot)
+		default:
+			p.slots[slot].head = s.next
+		}
+		t.release(at)
+		return
 	}
-	t.end(key, at, prev, kind, now, out)
 }
 
 // expire ends, as StaleExpiry, entries whose expiry plus grace has passed,
@@ -213,6 +235,11 @@ func (t *specTable) end(key Key, at, prev uint32, kind OutcomeKind, now int64, o
 	} else {
 		t.at(prev).next = s.next
 	}
+	t.release(at)
+}
+
+// release returns the unlinked prediction at to the free list.
+func (t *specTable) release(at uint32) {
 	*t.at(at) = spec{next: t.free}
 	t.free = at
 	t.n--

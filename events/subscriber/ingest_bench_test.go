@@ -107,12 +107,25 @@ func ingestKeys(chains int) [][]index.Key {
 // /confirm is /steady with every stored block predicted for its endpoint
 // beforehand (the router routed the prompt there), so each store confirms
 // 16 predictions: the predictions are made outside the timing, ingestConfirmAhead
-// messages at a time.
+// messages at a time. /withdrawn is /confirm's control: the same untimed
+// predictions, each withdrawn as soon as it is made, so the stores find none
+// to confirm; /confirm minus /withdrawn is what confirming costs, apart from
+// what making the predictions leaves in the caches.
 func BenchmarkIngest(b *testing.B) {
-	b.Run("steady", func(b *testing.B) { benchIngest(b, true, false) })
-	b.Run("grow", func(b *testing.B) { benchIngest(b, false, false) })
-	b.Run("confirm", func(b *testing.B) { benchIngest(b, true, true) })
+	b.Run("steady", func(b *testing.B) { benchIngest(b, true, predictNone) })
+	b.Run("grow", func(b *testing.B) { benchIngest(b, false, predictNone) })
+	b.Run("confirm", func(b *testing.B) { benchIngest(b, true, predictConfirm) })
+	b.Run("withdrawn", func(b *testing.B) { benchIngest(b, true, predictWithdrawn) })
 }
+
+// predictMode is what BenchmarkIngest predicts before each run of messages.
+type predictMode int
+
+const (
+	predictNone      predictMode = iota
+	predictConfirm               // every stored block, for its endpoint
+	predictWithdrawn             // the same, each prediction withdrawn at once
+)
 
 // ingestConfirmAhead is how many messages /confirm predicts per untimed pause.
 const ingestConfirmAhead = 512
@@ -168,7 +181,8 @@ func newIngestRig(tb testing.TB, chains int, steady bool, messages int) (*index.
 	return ix, eps, feed
 }
 
-func benchIngest(b *testing.B, steady, confirm bool) {
+func benchIngest(b *testing.B, steady bool, mode predictMode) {
+	confirm := mode != predictNone
 	chains := ingestChains()
 	warm := 0
 	if steady {
@@ -186,6 +200,9 @@ func benchIngest(b *testing.B, steady, confirm bool) {
 		for i := from; i < to; i++ {
 			if _, err := ix.Speculate(eps[i%ingestEndpoints], keys[i%chains], index.DecisionID(i+1), time.Hour); err != nil {
 				b.Fatal(err)
+			}
+			if mode == predictWithdrawn {
+				ix.Withdraw(eps[i%ingestEndpoints], keys[i%chains], index.DecisionID(i+1))
 			}
 		}
 	}
@@ -213,8 +230,15 @@ func benchIngest(b *testing.B, steady, confirm bool) {
 	if want := int64((warm + b.N) * ingestPerBatch); st.StoredBlocks != want {
 		b.Fatalf("stored %d blocks, want %d", st.StoredBlocks, want)
 	}
-	if confirmed := st.Outcomes[index.Confirmed]; confirm && confirmed != int64(b.N*ingestPerBatch) {
-		b.Fatalf("confirmed %d predictions, want %d", confirmed, b.N*ingestPerBatch)
+	want := int64(b.N * ingestPerBatch)
+	if mode != predictConfirm {
+		want = 0
+	}
+	if confirmed := st.Outcomes[index.Confirmed]; confirmed != want {
+		b.Fatalf("confirmed %d predictions, want %d", confirmed, want)
+	}
+	if withdrawn := st.Withdrawn; mode == predictWithdrawn && withdrawn != int64(b.N*ingestPerBatch) {
+		b.Fatalf("withdrew %d predictions, want %d", withdrawn, b.N*ingestPerBatch)
 	}
 	b.ReportMetric(float64(b.N*ingestPerBatch)/elapsed.Seconds(), "blocks/cpu-s")
 	b.ReportMetric(float64(ingestPerBatch), "blocks/op")
