@@ -3,7 +3,6 @@ package relay_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/e2e/harness"
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/relay"
 	"github.com/warmroute/warmroute/internal/testwait"
@@ -103,15 +103,17 @@ func TestDialFailureIsKnownDown(t *testing.T) {
 	nextHeartbeat(t, tap2, func(h api.Heartbeat) bool { return !h.EngineConnected && !h.EngineUnknown })
 }
 
-// unusedAddr returns a loopback address nothing listens on (a moment ago).
+// unusedAddr returns a loopback address nothing listens on (a moment ago),
+// below the kernel's ephemeral range: a port found free inside it may become
+// another test's outgoing connection's port before the relay binds it (seen
+// in CI: the relay could not listen for 30 s).
 func unusedAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := harness.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return harness.Addr(ports[0])
 }
 
 // TestEngineLossIsHeartbeatedAtOnce: a change of what heartbeats say of the
