@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/warmroute/warmroute/e2e/harness"
 	"github.com/warmroute/warmroute/events/bus"
 )
 
@@ -53,13 +53,14 @@ func TestRelayAdminExportsBuildInfo(t *testing.T) {
 	}
 }
 
-// freePort returns a loopback port that was free a moment ago.
+// freePort returns a loopback port that was free a moment ago, drawn below
+// the kernel's ephemeral range so that no outgoing connection of another
+// test takes it before the process under test binds it.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := harness.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }

@@ -3,7 +3,6 @@ package subscriber_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/e2e/harness"
 	"github.com/warmroute/warmroute/events/bus"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/index"
@@ -221,15 +221,16 @@ func TestRuntimeEmbedded(t *testing.T) {
 	})
 }
 
-// freePort returns a loopback port that was free a moment ago.
+// freePort returns a loopback port that was free a moment ago, drawn below
+// the kernel's ephemeral range so that no outgoing connection of another
+// test takes it before the process under test binds it.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := harness.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ports[0]
 }
 
 // TestRuntimeSurvivesNATSOutage: while the router's own NATS connection is
