@@ -66,7 +66,7 @@ func TestBinaryExitStatus(t *testing.T) {
 	}
 	t.Run("serve logs JSON and stops on SIGTERM", func(t *testing.T) {
 		cmd := exec.Command(bin, "serve", "--no-events", "--endpoints", "m=127.0.0.1:8000",
-			"--grpc-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--log-format", "json")
+			"--grpc-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--debug-addr", "127.0.0.1:0", "--log-format", "json")
 		stderr, err := cmd.StderrPipe()
 		if err != nil {
 			t.Fatal(err)

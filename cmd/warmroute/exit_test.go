@@ -27,7 +27,8 @@ func TestExitCodes(t *testing.T) {
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close() // a URL nothing answers
 	bad := "127.0.0.1:99999"
-	serveOK := []string{"serve", "--no-events", "--endpoints", "m=127.0.0.1:8000"}
+	// Never the default listen addresses: another package's test may hold them.
+	serveOK := []string{"serve", "--no-events", "--endpoints", "m=127.0.0.1:8000", "--admin-addr", "127.0.0.1:0", "--debug-addr", "127.0.0.1:0"}
 	tests := []struct {
 		name string
 		args []string
