@@ -149,15 +149,16 @@ func TestListenEngineBackBetweenProbes(t *testing.T) {
 				e.mu.Lock()
 				defer e.mu.Unlock()
 				_ = e.pub.Close()
-				// An engine's PUB (libzmq) redials a listening relay forever;
-				// the context bounds that to the test's length.
+				// An engine's PUB (libzmq) connects in the background and
+				// redials a listening relay forever; the context bounds that
+				// to the test's length. What the relay forwards, not the
+				// dial, is what the test checks.
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				e.pub = zmq4.NewPub(ctx, zmq4.WithDialerMaxRetries(-1))
 				pub := e.pub
-				t.Cleanup(func() { _ = pub.Close(); cancel() })
-				if err := e.pub.Dial("tcp://" + addr); err != nil {
-					t.Fatal(err)
-				}
+				dialed := make(chan struct{})
+				go func() { defer close(dialed); _ = pub.Dial("tcp://" + addr) }()
+				t.Cleanup(func() { cancel(); <-dialed; _ = pub.Close() })
 			}
 			cfg := relayConfig(e)
 			cfg.EventsEndpoint, cfg.ListenEvents = "tcp://"+addr, true
