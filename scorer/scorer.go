@@ -156,6 +156,8 @@ func (s *Scorer) prepare(ctx context.Context, w *work, pl *pool, req *Request, c
 	return d, note
 }
 
+// prepareIn is prepare before the decision's identity is set: it sizes the
+// Decision for the prompt's keys once the prompt is tokenized.
 func (s *Scorer) prepareIn(ctx context.Context, w *work, pl *pool, req *Request, candidates []string) (*Decision, string) {
 	tokens := s.opts.Tokens[pl.name]
 	if s.opts.Index == nil || tokens == nil {
