@@ -141,6 +141,7 @@ func TestEnginePublishersThroughRelay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts python, relays and a router")
 	}
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	root, err := harness.ModuleRoot(ctx)
@@ -165,7 +166,9 @@ func TestEnginePublishersThroughRelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("python, wheels and the warmroute binary ready after %s", time.Since(start).Round(time.Millisecond))
 	dir := t.TempDir()
+	began := time.Now()
 	pubs := map[string]*enginePublisher{
 		"vllm":   startEnginePublisher(t, py, root, "vllm", vllmWheel, dir),
 		"sglang": startEnginePublisher(t, py, root, "sglang", sglangWheel, dir),
@@ -174,6 +177,7 @@ func TestEnginePublishersThroughRelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("publishers ready after %s", time.Since(began).Round(time.Millisecond))
 	cfg := router.Config{GRPCAddr: harness.Addr(ports[0]), AdminAddr: harness.Addr(ports[1]),
 		Pools: []scorer.PoolConfig{{Name: model, Endpoints: []string{pubs["vllm"].addr, pubs["sglang"].addr}}}}
 	cfg.Index.BlockSize = 8
@@ -201,6 +205,7 @@ func TestEnginePublishersThroughRelay(t *testing.T) {
 		t.Cleanup(func() { _ = r.Stop() })
 	}
 
+	t.Logf("router and relays ready after %s", time.Since(began).Round(time.Millisecond))
 	// ZMQ's slow joiner: a batch published before the relay's subscription
 	// reached the publisher is lost, and only a later batch's sequence
 	// number shows the gap (the relay then replays it). So the first shape
@@ -215,6 +220,7 @@ func TestEnginePublishersThroughRelay(t *testing.T) {
 		pubs[p.engine].do(p.command)
 	}
 	waitChains(t, rt, pubs, "live events")
+	t.Logf("every chain in the index after %s", time.Since(began).Round(time.Millisecond))
 
 	t.Run("relays report the engines' load gauges", func(t *testing.T) {
 		want := map[string]api.EngineLoad{"vllm": {Running: 3, Waiting: 2, KVCacheUsage: 0.25},
