@@ -326,13 +326,19 @@ func (c *ChatTemplate) strftime(args []jinja.Value, _ map[string]jinja.Value) (j
 // only when req.AddSpecialTokens asks, as vLLM does for chat prompts (the
 // template writes them).
 func (t *Tokenizer) EncodeChat(c *ChatTemplate, req ChatRequest) ([]uint32, error) {
+	ids, _, err := t.encodeChat(c, req)
+	return ids, err
+}
+
+// encodeChat is EncodeChat, also reporting a render cut before media.
+func (t *Tokenizer) encodeChat(c *ChatTemplate, req ChatRequest) ([]uint32, bool, error) {
 	text, media, err := c.render(req)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	ids, err := t.Encode(text, req.AddSpecialTokens)
 	if err == nil && media {
 		ids = t.TrimToAdded(ids, 0)
 	}
-	return ids, err
+	return ids, media, err
 }

@@ -1,11 +1,17 @@
 package tokenizer
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestMediaCut: a chat with media renders and encodes up to where the first
@@ -96,5 +102,47 @@ func TestTrimToAdded(t *testing.T) {
 		if got := tk.TrimToAdded(slices.Clone(tt.ids), tt.from); !slices.Equal(got, tt.want) {
 			t.Errorf("TrimToAdded(%v, %d) = %v, want %v", tt.ids, tt.from, got, tt.want)
 		}
+	}
+}
+
+// TestDriftMediaPrefix: for a request with media the engine's ids go on
+// past the router's (the media's placeholders and what follows), so drift
+// agrees when they start with the router's ids and disagrees otherwise.
+func TestDriftMediaPrefix(t *testing.T) {
+	tk := loadFamily(t, "qwen3")
+	ct, err := tk.ChatTemplate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := ChatRequest{AddGenerationPrompt: true, Messages: json.RawMessage(`[{"role":"user","content":"Earlier"},` +
+		`{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"What is it?"}]}]`)}
+	local, err := tk.EncodeChat(ct, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		engine []uint32
+		result string
+	}{
+		{"engine ids start with the router's", append(slices.Clone(local), 151655, 151655, 42), "agree"},
+		{"engine ids differ before the media", append([]uint32{7}, local[1:]...), "disagree"},
+		{"engine ids shorter", local[:len(local)-1], "disagree"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_ = json.NewEncoder(w).Encode(map[string]any{"tokens": tc.engine, "count": len(tc.engine)})
+			}))
+			defer srv.Close()
+			m, err := NewMetrics(prometheus.NewRegistry())
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := NewDrift(tk, ct, NewRemote(srv.URL, nil), 1, m)
+			_, _ = d.CheckChat(context.Background(), req)
+			if n := testutil.ToFloat64(m.driftChecks.WithLabelValues("chat", tc.result)); n != 1 {
+				t.Fatalf("chat/%s count = %v, want 1", tc.result, n)
+			}
+		})
 	}
 }
