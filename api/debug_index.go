@@ -47,4 +47,8 @@ type EndpointIndexLookup struct {
 	Endpoint    string `json:"endpoint"`
 	Confirmed   int    `json:"confirmed"`
 	Speculative int    `json:"speculative"`
+	// Weighted sums, over the confirmed blocks, the weight of the fastest
+	// storage tier holding each (GPU 1, CPU 0.8, storage 0.5 by default):
+	// what the scorer values the confirmed run at.
+	Weighted float64 `json:"weighted"`
 }

@@ -71,6 +71,7 @@ func TestVLLMGolden(t *testing.T) {
 	}
 	for fam, results := range g.Families {
 		local := scorer.NewLocalTokens(goldenTokenizer(t, fam), scorer.WithHarmonyDate(func() string { return g.HarmonyDate }))
+		var shapes, exact, rejected int
 		for _, c := range g.Cases {
 			if c.Families != nil && !slices.Contains(c.Families, fam) {
 				continue
@@ -79,9 +80,16 @@ func TestVLLMGolden(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s/%s: no result in the golden", fam, c.Name)
 			}
+			shapes++
 			t.Run(fam+"/"+c.Name, func(t *testing.T) {
 				got, err := vllmGoldenTokens(local, c.Kind, c.Request)
 				match := err == nil && want.Error == "" && slices.Equal(got, want.IDs)
+				switch {
+				case match:
+					exact++
+				case err != nil && want.Error != "":
+					rejected++
+				}
 				if why, ok := knownVLLMDivergences[fam+"/"+c.Name]; ok {
 					if match {
 						t.Fatalf("known divergence (%s) is gone: remove it from the list", why)
@@ -91,6 +99,7 @@ func TestVLLMGolden(t *testing.T) {
 				compareGoldenIDs(t, got, err, want.IDs, want.Error)
 			})
 		}
+		t.Logf("%s: %d shapes, %d exact, %d rejected by both", fam, shapes, exact, rejected)
 	}
 }
 

@@ -23,7 +23,7 @@ type Rebuild struct {
 	// Replace sorts it in walk order, so the index's tables are walked shard by shard.
 	held  []heldKey
 	chain map[uint64]Key // chain-only blocks: the engine no longer holds them
-	roots map[string]Key // chain roots by adapter
+	roots map[rootOf]Key // chain roots by adapter and salt
 	buf   []Key
 	// last is the block added last: a snapshot sends chains parents first,
 	// so it is usually the next block's parent.
@@ -50,11 +50,20 @@ type RebuildBlock struct {
 	// Media has bit 1<<m set for each Medium m the engine holds a copy on;
 	// zero for a block kept only so its descendants chain.
 	Media uint8
+	// CacheSalt is the salt a block starting a chain was computed under
+	// (Identity.CacheSalt); a block chained from its parent inherits it.
+	CacheSalt string
+	// Extra is a digest of the identity the engine mixed into the block's
+	// hash beyond its tokens, 0 for none, as Stored.Extra (AppendChainExtra).
+	Extra uint64
 }
+
+// rootOf names a chain root of a rebuild's model.
+type rootOf struct{ lora, salt string }
 
 // NewRebuild starts an empty rebuild of model's blocks.
 func (ix *Index) NewRebuild(model string) *Rebuild {
-	return &Rebuild{blockSize: ix.opts.BlockSize, model: model, chain: map[uint64]Key{}, roots: map[string]Key{}}
+	return &Rebuild{blockSize: ix.opts.BlockSize, model: model, chain: map[uint64]Key{}, roots: map[rootOf]Key{}}
 }
 
 // Reserve sizes the rebuild's tables for n more blocks, so a snapshot
@@ -97,15 +106,19 @@ func (r *Rebuild) Add(b RebuildBlock) {
 		}
 	}
 	if !ok {
-		root, known := r.roots[b.LoRA]
+		id := rootOf{b.LoRA, b.CacheSalt}
+		root, known := r.roots[id]
 		if !known {
-			root = Identity{Model: r.model, LoRA: b.LoRA}.Root()
-			r.roots[b.LoRA] = root
+			root = Identity{Model: r.model, LoRA: b.LoRA, CacheSalt: b.CacheSalt}.Root()
+			r.roots[id] = root
 		}
 		parent = root
 	}
 	r.buf, _ = AppendChain(r.buf[:0], parent, r.blockSize, b.Tokens) // the length is checked above
 	key := r.buf[0]
+	if b.Extra != 0 {
+		key = mixExtra(key, b.Extra) // as AppendChainExtra keys a stored block
+	}
 	r.lastHash, r.lastKey, r.hasLast = b.Hash, key, true
 	if b.Media == 0 {
 		r.chain[b.Hash] = key

@@ -132,3 +132,52 @@ func TestReplaceLarge(t *testing.T) {
 		t.Fatalf("%d keys left after removing every rebuilt block", n)
 	}
 }
+
+// TestRebuildKeysIdentities: a rebuilt block keyed under its chain's salt
+// and its extra identity gets the key a live store gave it, so salted and
+// multimodal chains mean after a snapshot sync what they meant before.
+func TestRebuildKeysIdentities(t *testing.T) {
+	salted := Identity{Model: testID.Model, CacheSalt: "tenant"}
+	extra := []uint64{0, 7, 0}
+	f := newFixture(t, Options{})
+	if _, err := f.ix.Store(Stored{Endpoint: "live:1", Hashes: hashes(1, 0, 3), Tokens: tokens(1, 0, 3),
+		BlockSize: testBS, Identity: salted, Medium: MediumGPU, Extra: extra}); err != nil {
+		t.Fatal(err)
+	}
+	r := f.ix.NewRebuild(testID.Model)
+	toks := tokens(1, 0, 3)
+	for b := range 3 {
+		rb := RebuildBlock{Hash: engineHash(1, b), Tokens: toks[b*testBS : (b+1)*testBS], Media: 1 << MediumGPU, Extra: extra[b]}
+		if b > 0 {
+			rb.Parent, rb.HasParent = engineHash(1, b-1), true
+		} else {
+			rb.CacheSalt = salted.CacheSalt
+		}
+		r.Add(rb)
+	}
+	if _, err := f.ix.Replace("rebuilt:1", 0, r); err != nil {
+		t.Fatal(err)
+	}
+	root := func(id Identity) []Key {
+		keys, err := AppendChainExtra(nil, id.Root(), testBS, toks, extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keys
+	}
+	text, _ := AppendKeys(nil, salted, testBS, toks)
+	for _, tc := range []struct {
+		name string
+		keys []Key
+		want int
+	}{
+		{"salted chain with its media", root(salted), 3},
+		{"salted text of the media's tokens", text, 1},
+		{"unsalted chain", root(testID), 0},
+	} {
+		m := f.ix.Lookup(tc.keys, []string{"live:1", "rebuilt:1"}, nil)
+		if m[0].Confirmed != tc.want || m[1].Confirmed != tc.want {
+			t.Errorf("%s: live %d, rebuilt %d confirmed, want %d on both", tc.name, m[0].Confirmed, m[1].Confirmed, tc.want)
+		}
+	}
+}

@@ -127,7 +127,7 @@ func (d indexDebug) match(in api.IndexLookupRequest) (api.IndexLookupResponse, e
 		Endpoints: make([]api.EndpointIndexLookup, len(endpoints))}
 	for i, ep := range endpoints {
 		out.Endpoints[i] = api.EndpointIndexLookup{Endpoint: ep, Confirmed: matches[i].Confirmed,
-			Speculative: matches[i].Speculative}
+			Speculative: matches[i].Speculative, Weighted: matches[i].Weighted}
 	}
 	return out, nil
 }

@@ -207,7 +207,11 @@ func (l *LocalTokens) chatTokens(req *Request, dst []uint32) ([]uint32, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dst, err = l.prefix.AppendEncode(dst, p.Text, p.AddSpecialTokens); err != nil || !p.HasContinue {
+	start := len(dst)
+	if dst, err = l.prefix.AppendEncode(dst, p.Text, p.AddSpecialTokens); err == nil && p.MediaCut {
+		dst = l.tk.TrimToAdded(dst, start) // a request with media routes on the prefix before it
+	}
+	if err != nil || !p.HasContinue {
 		return tooLong(dst, err)
 	}
 	return tooLong(l.tk.AppendContinuation(dst, p.Continue))

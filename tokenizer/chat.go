@@ -169,55 +169,75 @@ func (c *ChatTemplate) pick(req ChatRequest) (*ChatTemplate, error) {
 	return NewChatTemplate(req.Template, c.bos, c.eos, c.opts...)
 }
 
-// Render returns the prompt text for a chat request.
+// Render returns the prompt text for a chat request. For a request with
+// media it is the render up to the content of the first message holding
+// media (see mediaTag).
 func (c *ChatTemplate) Render(req ChatRequest) (string, error) {
+	out, _, err := c.render(req)
+	return out, err
+}
+
+// render is Render, also reporting whether it cut the prompt before media.
+func (c *ChatTemplate) render(req ChatRequest) (string, bool, error) {
 	if req.ContinueFinalMessage && req.AddGenerationPrompt {
-		return "", fmt.Errorf("rendering chat: continue_final_message and add_generation_prompt are both set: %w", ErrTemplate)
+		return "", false, fmt.Errorf("rendering chat: continue_final_message and add_generation_prompt are both set: %w", ErrTemplate)
 	}
 	c, err := c.pick(req)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	big := newBigInts(req.Messages, req.Tools, req.Kwargs, req.Documents)
-	data, err := c.context(req, big)
+	data, media, err := c.context(req, big)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	var final string
 	if req.ContinueFinalMessage {
 		if final, err = tagFinalMessage(data["messages"]); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
 	out, err := c.tmpl.RenderValues(data)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrTemplate, err)
+		return "", false, fmt.Errorf("%w: %w", ErrTemplate, err)
 	}
 	if req.ContinueFinalMessage {
 		if out, err = cutAtFinalMessage(out, final); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
-	return big.restore(out), nil
+	if media {
+		if out, err = cutAtMedia(out); err != nil {
+			return "", false, err
+		}
+	}
+	return big.restore(out), media, nil
 }
 
 // context builds the variables transformers passes: messages, tools,
 // documents, add_generation_prompt, the special tokens, then the kwargs,
 // with the request's own fields over kwargs of the same name.
-func (c *ChatTemplate) context(req ChatRequest, big *bigInts) (map[string]jinja.Value, error) {
+// It reports whether a message holds media, whose content is then mediaTag.
+func (c *ChatTemplate) context(req ChatRequest, big *bigInts) (map[string]jinja.Value, bool, error) {
 	msgs, err := big.decode(req.Messages)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !msgs.IsList() {
-		return nil, fmt.Errorf("decoding messages: not a list: %w", ErrMalformed)
+		return nil, false, fmt.Errorf("decoding messages: not a list: %w", ErrMalformed)
 	}
+	media := firstMediaMessage(msgs)
 	if err := normalizeContents(msgs, c.format); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	rebuildMessages(msgs)
 	if err := normalizeToolCalls(msgs, big); err != nil {
-		return nil, err
+		return nil, false, err
+	}
+	if media >= 0 {
+		if err := tagMediaMessage(msgs, media, c.format); err != nil {
+			return nil, false, err
+		}
 	}
 	if !c.developer {
 		msgs = developerToSystem(msgs)
@@ -232,24 +252,24 @@ func (c *ChatTemplate) context(req ChatRequest, big *bigInts) (map[string]jinja.
 	if !isNull(req.Tools) {
 		tools, err := big.decode(req.Tools)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if data["tools"], err = normalizeTools(tools); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	for k, v := range c.tokens {
 		data[k] = jinja.NewString(v)
 	}
 	if err := c.addKwargs(data, req.Kwargs, big); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// The request's own fields win over chat_template_kwargs of the same
 	// name, as vLLM merges them.
 	data["add_generation_prompt"] = jinja.NewBool(req.AddGenerationPrompt)
 	if !isNull(req.Documents) {
 		if data["documents"], err = big.decode(req.Documents); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if req.ReasoningEffort != "" {
@@ -258,7 +278,7 @@ func (c *ChatTemplate) context(req ChatRequest, big *bigInts) (map[string]jinja.
 			data["enable_thinking"] = jinja.NewBool(req.ReasoningEffort != "none")
 		}
 	}
-	return data, nil
+	return data, media >= 0, nil
 }
 
 // kwargsHave reports whether the chat_template_kwargs object has key (even
@@ -306,9 +326,19 @@ func (c *ChatTemplate) strftime(args []jinja.Value, _ map[string]jinja.Value) (j
 // only when req.AddSpecialTokens asks, as vLLM does for chat prompts (the
 // template writes them).
 func (t *Tokenizer) EncodeChat(c *ChatTemplate, req ChatRequest) ([]uint32, error) {
-	text, err := c.Render(req)
+	ids, _, err := t.encodeChat(c, req)
+	return ids, err
+}
+
+// encodeChat is EncodeChat, also reporting a render cut before media.
+func (t *Tokenizer) encodeChat(c *ChatTemplate, req ChatRequest) ([]uint32, bool, error) {
+	text, media, err := c.render(req)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return t.Encode(text, req.AddSpecialTokens)
+	ids, err := t.Encode(text, req.AddSpecialTokens)
+	if err == nil && media {
+		ids = t.TrimToAdded(ids, 0)
+	}
+	return ids, media, err
 }

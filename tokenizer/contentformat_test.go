@@ -41,7 +41,8 @@ func TestNormalizeContents(t *testing.T) {
 	}{
 		{"string content untouched", `[{"role":"user","content":"hi"}]`, ContentString, "[hi]"},
 		{"text parts joined by newline", `[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]`, ContentString, "[a\nb]"},
-		{"non-text parts dropped", `[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"a"}]}]`, ContentString, "[a]"},
+		{"media cuts the render where its message's content starts", `[{"role":"user","content":"q"},{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"a"}]}]`, ContentString, "[q]["},
+		{"media cut for openai too", `[{"role":"user","content":"q"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"x"}}]}]`, ContentOpenAI, "[[{'type': 'text', 'text': 'q'}]][[{'type': 'text', 'text': '"},
 		{"empty list", `[{"role":"user","content":[]}]`, ContentString, "[]"},
 		{"openai format keeps the list", `[{"role":"user","content":[{"type":"text","text":"a"}]}]`, ContentOpenAI, "[[{'type': 'text', 'text': 'a'}]]"},
 		{"null content is empty", `[{"role":"assistant","content":null,"tool_calls":[]}]`, ContentString, "[]"},

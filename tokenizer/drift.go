@@ -38,13 +38,18 @@ func (d *Drift) CheckPrompt(ctx context.Context, prompt string, addSpecial bool)
 	return d.record("prompt", local, remote, lerr, rerr)
 }
 
-// CheckChat renders and encodes a chat request both ways.
+// CheckChat renders and encodes a chat request both ways. A request with
+// media is encoded locally only up to it (see mediaTag), so it agrees when
+// the engine's ids start with the local ones.
 func (d *Drift) CheckChat(ctx context.Context, req ChatRequest) (bool, error) {
 	if d.chat == nil {
 		return false, ErrTemplate
 	}
-	local, lerr := d.local.EncodeChat(d.chat, req)
+	local, media, lerr := d.local.encodeChat(d.chat, req)
 	remote, rerr := d.remote.TokenizeChat(ctx, req)
+	if media && lerr == nil && rerr == nil && len(remote) >= len(local) {
+		remote = remote[:len(local)]
+	}
 	return d.record("chat", local, remote, lerr, rerr)
 }
 

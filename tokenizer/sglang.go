@@ -49,12 +49,15 @@ func WithEngine(e Engine) ChatOption {
 // ChatPrompt is a rendered chat prompt as the engine encodes it: Text with
 // the tokenizer's special tokens when AddSpecialTokens, then, when Continue
 // is set, the final assistant message's text, which SGLang encodes on its
-// own (special tokens on, a leading BOS dropped) and appends.
+// own (special tokens on, a leading BOS dropped) and appends. MediaCut
+// reports a render cut before the first message with media: its ids end at
+// the last added token (Tokenizer.TrimToAdded).
 type ChatPrompt struct {
 	Text             string
 	AddSpecialTokens bool
 	Continue         string
 	HasContinue      bool
+	MediaCut         bool
 }
 
 // RenderPrompt renders a chat request as the template's engine does.
@@ -62,13 +65,16 @@ func (c *ChatTemplate) RenderPrompt(req ChatRequest) (ChatPrompt, error) {
 	if c.engine == EngineSGLang {
 		return c.renderSGLang(req)
 	}
-	text, err := c.Render(req)
-	return ChatPrompt{Text: text, AddSpecialTokens: req.AddSpecialTokens}, err
+	text, media, err := c.render(req)
+	return ChatPrompt{Text: text, AddSpecialTokens: req.AddSpecialTokens, MediaCut: media}, err
 }
 
 // EncodePrompt encodes a rendered prompt (see ChatPrompt).
 func (t *Tokenizer) EncodePrompt(p ChatPrompt) ([]uint32, error) {
 	ids, err := t.Encode(p.Text, p.AddSpecialTokens)
+	if err == nil && p.MediaCut {
+		ids = t.TrimToAdded(ids, 0)
+	}
 	if err != nil || !p.HasContinue {
 		return ids, err
 	}

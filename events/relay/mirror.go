@@ -22,6 +22,15 @@ import (
 // whose descendants are still held stays as a chain-only entry (no media)
 // so that a snapshot can still key them; it goes with its last descendant.
 //
+// It holds what a router keys: only full-attention KV cache groups
+// (wire.FullAttention; a hybrid model's sliding-window or Mamba group
+// repeats the full-attention group's hashes for other token positions, and
+// its removals name its group), each block's extra keys (cache salt,
+// multimodal hashes), and SGLang's cache_salt as the extra-keys entry vLLM
+// would have written for the block (wire.SaltExtraKey), so a router that
+// rebuilds from a snapshot keys every block under the identity the events
+// gave it.
+//
 // Its epoch changes whenever the engine's identity may have changed (relay
 // start, any endpoint reset the relay publishes, an undecodable payload):
 // a router that sees another epoch than it synced with knows its state may
@@ -36,6 +45,7 @@ type mirror struct {
 	ents      []mblock
 	freeEnts  []uint32
 	extras    map[uint64][]byte // extra keys of the few blocks that have them
+	sparse    map[int]struct{}  // KV cache groups that are not full attention
 	slabs     []tokenSlab       // one per block size seen
 	media     []string          // bit i of mblock.media is media[i]
 	loras     []string          // mblock.lora indexes it; loras[0] is ""
@@ -146,6 +156,9 @@ func (mr *mirror) apply(seq uint64, b *wire.Batch) uint64 {
 	}
 	for i := range b.Events {
 		ev := &b.Events[i]
+		if mr.sparseGroup(ev) {
+			continue
+		}
 		switch ev.Kind {
 		case wire.KindBlockStored:
 			mr.store(ev)
@@ -157,6 +170,27 @@ func (mr *mirror) apply(seq uint64, b *wire.Batch) uint64 {
 	}
 	mr.metrics.mirrorBlocks.Set(float64(len(mr.index)))
 	return mr.epoch
+}
+
+// sparseGroup reports whether ev belongs to a KV cache group that is not
+// full attention, learning the groups from stores (removals name only the
+// group), as the router's index sink does.
+func (mr *mirror) sparseGroup(ev *wire.Event) bool {
+	switch ev.Kind {
+	case wire.KindBlockStored:
+		if wire.FullAttention(ev.SpecKind) {
+			return false
+		}
+		if mr.sparse == nil {
+			mr.sparse = map[int]struct{}{}
+		}
+		mr.sparse[ev.GroupIdx] = struct{}{}
+		return true
+	case wire.KindBlockRemoved:
+		_, ok := mr.sparse[ev.GroupIdx]
+		return ok
+	}
+	return false
 }
 
 func (mr *mirror) drop(reason string, n int) {
@@ -218,6 +252,8 @@ func (mr *mirror) store(ev *wire.Event) {
 		var extra []byte
 		if i < len(ev.ExtraKeys) {
 			extra = ev.ExtraKeys[i]
+		} else if i == 0 && !ev.HasParent && ev.CacheSalt != "" {
+			extra = wire.SaltExtraKey(ev.LoRAName, ev.CacheSalt)
 		}
 		mr.storeBlock(h, parent, hasParent, ev.TokenIDs[i*bs:(i+1)*bs], lora, bit, extra)
 		parent, hasParent = h, true

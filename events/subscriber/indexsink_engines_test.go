@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/warmroute/warmroute/events/snapshot"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/events/wire"
 	"github.com/warmroute/warmroute/index"
@@ -17,7 +18,8 @@ import (
 // a request of each identity matches: salts isolate, image blocks never
 // match their placeholder text, a hybrid model's sliding-window group
 // neither misaligns nor removes the full-attention group's blocks, and EAGLE
-// bigram batches key like plain ones.
+// bigram batches key like plain ones; the same after a snapshot sync from
+// the relay's mirror of those batches.
 func TestIndexSinkEngineIdentities(t *testing.T) {
 	base := index.Identity{Model: testModel}
 	salted := func(s string) index.Identity { return index.Identity{Model: testModel, CacheSalt: s} }
@@ -41,48 +43,97 @@ func TestIndexSinkEngineIdentities(t *testing.T) {
 		{"sglang_eagle_bigram", base, 200, 1, 1},
 	}
 	for _, tt := range tests {
-		t.Run(tt.payload+"/"+tt.id.LoRA+tt.id.CacheSalt, func(t *testing.T) {
-			payload, err := os.ReadFile(filepath.Join("..", "wire", "testdata", "engines", tt.payload+".msgpack"))
-			if err != nil {
-				t.Fatal(err)
+		for _, viaSnapshot := range []bool{false, true} {
+			name := tt.payload + "/" + tt.id.LoRA + tt.id.CacheSalt
+			if viaSnapshot {
+				name += "/snapshot"
 			}
-			var b wire.Batch
-			if err := wire.DecodeBatch(payload, &b); err != nil {
-				t.Fatal(err)
-			}
-			ix, err := index.New(index.Options{BlockSize: 8})
-			if err != nil {
-				t.Fatal(err)
-			}
-			reg := prometheus.NewRegistry()
-			m, err := subscriber.NewMetrics(reg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			subscriber.NewIndexSink(ix, m).ApplyBatch(subscriber.Source{Model: testModel, Endpoint: sinkEndpoint}, &b)
-			toks := make([]uint32, 8*tt.blocks)
-			for i := range toks {
-				toks[i] = tt.from + uint32(i)
-			}
-			keys, err := index.AppendKeys(nil, tt.id, 8, toks)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := ix.Lookup(keys, []string{sinkEndpoint}, nil)[0].Blocks(); got != tt.wantMatch {
-				t.Errorf("matched %d blocks, want %d", got, tt.wantMatch)
-			}
-			if st := ix.Stats(); st.LengthMismatch != 0 {
-				t.Errorf("index saw %d events whose hashes and token blocks disagree", st.LengthMismatch)
-			}
-			if tt.payload == "vllm_hybrid" {
-				for kind, want := range map[string]float64{"BlockStored": 1, "BlockRemoved": 1} {
-					if got := sparseCount(t, reg, kind); got != want {
-						t.Errorf("sink_events_total{kind=%s,result=sparse_group} = %v, want %v", kind, got, want)
+			t.Run(name, func(t *testing.T) {
+				payload, err := os.ReadFile(filepath.Join("..", "wire", "testdata", "engines", tt.payload+".msgpack"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var b wire.Batch
+				if err := wire.DecodeBatch(payload, &b); err != nil {
+					t.Fatal(err)
+				}
+				ix, err := index.New(index.Options{BlockSize: 8})
+				if err != nil {
+					t.Fatal(err)
+				}
+				reg := prometheus.NewRegistry()
+				m, err := subscriber.NewMetrics(reg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sink := subscriber.NewIndexSink(ix, m)
+				src := subscriber.Source{Model: testModel, Endpoint: sinkEndpoint}
+				if viaSnapshot {
+					rb := sink.Rebuilder(src)
+					rb.AddChunk(relaySnapshot(&b))
+					if _, err := rb.Commit(); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					sink.ApplyBatch(src, &b)
+				}
+				toks := make([]uint32, 8*tt.blocks)
+				for i := range toks {
+					toks[i] = tt.from + uint32(i)
+				}
+				keys, err := index.AppendKeys(nil, tt.id, 8, toks)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := ix.Lookup(keys, []string{sinkEndpoint}, nil)[0].Blocks(); got != tt.wantMatch {
+					t.Errorf("matched %d blocks, want %d", got, tt.wantMatch)
+				}
+				if st := ix.Stats(); st.LengthMismatch != 0 {
+					t.Errorf("index saw %d events whose hashes and token blocks disagree", st.LengthMismatch)
+				}
+				if tt.payload == "vllm_hybrid" && !viaSnapshot {
+					for kind, want := range map[string]float64{"BlockStored": 1, "BlockRemoved": 1} {
+						if got := sparseCount(t, reg, kind); got != want {
+							t.Errorf("sink_events_total{kind=%s,result=sparse_group} = %v, want %v", kind, got, want)
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
+}
+
+// relaySnapshot is the snapshot chunk a relay's mirror sends after
+// applying b (events/relay's TestMirrorKeepsEngineIdentities checks the
+// mirror against the same payloads): full-attention blocks only, each with
+// the engine's raw extra keys, SGLang's cache_salt as vLLM's extra-keys
+// entry of a chain's first block.
+func relaySnapshot(b *wire.Batch) *snapshot.Chunk {
+	c := &snapshot.Chunk{Header: snapshot.Header{Last: true, Media: []string{"GPU"}, LoRAs: []string{""}}}
+	for _, ev := range b.Events {
+		if ev.Kind != wire.KindBlockStored || !wire.FullAttention(ev.SpecKind) {
+			continue
+		}
+		lora := uint16(0)
+		if ev.LoRAName != "" {
+			c.Header.LoRAs = append(c.Header.LoRAs, ev.LoRAName)
+			lora = uint16(len(c.Header.LoRAs) - 1)
+		}
+		parent, hasParent := ev.ParentHash, ev.HasParent
+		for i, h := range ev.BlockHashes {
+			blk := snapshot.Block{Hash: h, Parent: parent, HasParent: hasParent, Media: 1, LoRA: lora,
+				Tokens: ev.TokenIDs[i*ev.BlockSize : (i+1)*ev.BlockSize]}
+			if i < len(ev.ExtraKeys) {
+				blk.Extra = ev.ExtraKeys[i]
+			} else if i == 0 && !hasParent && ev.CacheSalt != "" {
+				blk.Extra = wire.SaltExtraKey(ev.LoRAName, ev.CacheSalt)
+			}
+			c.Blocks = append(c.Blocks, blk)
+			parent, hasParent = h, true
+		}
+	}
+	c.Header.Total = uint32(len(c.Blocks))
+	return c
 }
 
 // sparseCount reads sink_events_total{kind, result="sparse_group"}.

@@ -37,21 +37,10 @@ func extraOf(ev *wire.Event) []uint64 {
 }
 
 // tracked reports whether a KV cache group's blocks are full-attention
-// blocks, which the index keys. vLLM's hybrid models (sliding window or
-// Mamba layers beside full attention) publish one BlockStored per group; a
-// sparse group skips its null and unreachable blocks in block_hashes but
-// not in token_ids, so its hashes cannot be paired with token blocks, and
-// they repeat the full-attention group's hashes for the same blocks. The
-// index follows only the full-attention groups (events that name no kind,
-// as SGLang's and older vLLM's, count as full attention); a model with no
-// full-attention group gets no confirmed blocks.
-func tracked(kind string) bool {
-	switch kind {
-	case "", "full_attention", "mla_attention", "sink_full_attention":
-		return true
-	}
-	return false
-}
+// blocks, which the index keys (wire.FullAttention): the index follows only
+// those groups, so a model with no full-attention group gets no confirmed
+// blocks.
+func tracked(kind string) bool { return wire.FullAttention(kind) }
 
 // sparseGroups remembers, per Source, the KV cache groups whose stores were
 // not tracked, so their removals (which carry a group index but no kind)

@@ -1,7 +1,10 @@
 package subscriber
 
 import (
+	"github.com/zeebo/xxh3"
+
 	"github.com/warmroute/warmroute/events/snapshot"
+	"github.com/warmroute/warmroute/events/wire"
 	"github.com/warmroute/warmroute/index"
 )
 
@@ -38,9 +41,27 @@ func (b *indexRebuild) AddChunk(c *snapshot.Chunk) {
 				media |= b.media[bit]
 			}
 		}
-		b.r.Add(index.RebuildBlock{Hash: blk.Hash, Parent: blk.Parent, HasParent: blk.HasParent,
-			Tokens: blk.Tokens, LoRA: loras[blk.LoRA], Media: media})
+		rb := index.RebuildBlock{Hash: blk.Hash, Parent: blk.Parent, HasParent: blk.HasParent,
+			Tokens: blk.Tokens, LoRA: loras[blk.LoRA], Media: media}
+		if blk.Extra != nil {
+			rb.CacheSalt, rb.Extra = snapshotIdentity(blk, rb.LoRA)
+		}
+		b.r.Add(rb)
 	}
+}
+
+// snapshotIdentity reads a snapshot block's raw extra keys as a live
+// store reads the event's (identityOf, extraOf): the salt of a block that
+// starts a chain, and the digest of an identity a request cannot name.
+func snapshotIdentity(blk *snapshot.Block, lora string) (salt string, extra uint64) {
+	s, opaque := wire.ScanExtraKey(blk.Extra, lora)
+	if !blk.HasParent {
+		salt = s
+	}
+	if opaque {
+		extra = xxh3.Hash(blk.Extra) | 1
+	}
+	return salt, extra
 }
 
 func (b *indexRebuild) Commit() (int, error) {

@@ -39,3 +39,38 @@ func TestSaltAndOpaque(t *testing.T) {
 		})
 	}
 }
+
+func TestSaltExtraKey(t *testing.T) {
+	long := string(make([]byte, 300))
+	for _, tt := range []struct{ lora, salt string }{
+		{"", "s"}, {"", "tenant-with-a-name-longer-than-31-bytes"}, {"", long}, {"ad", "s"}, {"ad", "ad"},
+	} {
+		raw := SaltExtraKey(tt.lora, tt.salt)
+		ev := Event{LoRAName: tt.lora, ExtraKeys: [][]byte{raw}}
+		if ev.Salt() != tt.salt || ev.Opaque(0) {
+			t.Errorf("SaltExtraKey(%q, %d bytes) reads back as salt %q, opaque %v", tt.lora, len(tt.salt), ev.Salt(), ev.Opaque(0))
+		}
+		want := pack(arr{tt.salt})
+		if tt.lora != "" {
+			want = pack(arr{tt.lora, tt.salt})
+		}
+		if string(raw) != string(want) {
+			t.Errorf("SaltExtraKey(%q, %d bytes) = %x, want vLLM's encoding %x", tt.lora, len(tt.salt), raw, want)
+		}
+		if salt, opaque := ScanExtraKey(raw, tt.lora); salt != tt.salt || opaque {
+			t.Errorf("ScanExtraKey = %q, %v", salt, opaque)
+		}
+	}
+	if salt, opaque := ScanExtraKey(nil, ""); salt != "" || opaque {
+		t.Errorf("ScanExtraKey(nil) = %q, %v", salt, opaque)
+	}
+}
+
+func TestFullAttention(t *testing.T) {
+	for kind, want := range map[string]bool{"": true, "full_attention": true, "mla_attention": true,
+		"sink_full_attention": true, "sliding_window": false, "mamba": false, "chunked_local_attention": false} {
+		if got := FullAttention(kind); got != want {
+			t.Errorf("FullAttention(%q) = %v, want %v", kind, got, want)
+		}
+	}
+}

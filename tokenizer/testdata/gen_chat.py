@@ -93,7 +93,6 @@ CASES = {
         {"role": "user", "content": ["Describe this.", {"type": "text", "text": "Please."}]}]},
     "empty_text_part": {"messages": [
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": ""},
-                                     {"type": "image_url", "image_url": {"url": "http://x/y.png"}},
                                      {"type": "text", "text": "b"}]}]},
     "tool_call_compact_arguments": {"tools": TOOLS, "messages": [
         {"role": "user", "content": "Weather in Paris?"},
