@@ -3,6 +3,7 @@ module github.com/warmroute/warmroute/charts/warmroute/tests
 go 1.27.0
 
 require (
+	github.com/moby/patternmatcher v0.6.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 	github.com/nats-io/nkeys v0.4.16
