@@ -15,10 +15,12 @@ import (
 	"github.com/warmroute/warmroute/api"
 )
 
-// GVR is the InferencePool resource the watcher reads. The module that
-// declares its Go types is not served by the Go module proxy this project
-// builds from, so the pool is read as unstructured data: only the two spec
-// fields membership needs.
+// GVR is the InferencePool resource the watcher reads. The pool is read as
+// unstructured data, only the two spec fields membership needs, so the
+// router does not depend on the module that declares its Go types
+// (sigs.k8s.io/gateway-api-inference-extension); the Kubernetes suite
+// (internal/envtest) checks these field names against that module's own
+// types and CRD.
 var GVR = schema.GroupVersionResource{Group: "inference.networking.k8s.io", Version: "v1", Resource: "inferencepools"}
 
 // ErrSpec means an InferencePool's spec lacks what membership needs.

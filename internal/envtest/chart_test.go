@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	giev1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/warmroute/warmroute/inferencepool"
@@ -106,14 +107,26 @@ func installChart(t *testing.T, adm clients, ns string) rendered {
 	return r
 }
 
-// TestChartInferencePoolIsValid: the chart's rendered InferencePool is
-// accepted by the API server under the v1 CRD with strict field validation,
-// and reads back with the API's defaults; the shapes the v1 API does not
-// have, or forbids, are refused, so the acceptance means something.
+// TestChartInferencePoolIsValid: the chart's rendered InferencePool decodes
+// strictly into GIE's own v1 Go types and is accepted by the API server under
+// GIE's own v1 CRD with strict field validation, and reads back with the
+// API's defaults; the shapes the v1 API does not have, or forbids, are
+// refused, so the acceptance means something.
 func TestChartInferencePoolIsValid(t *testing.T) {
 	adm := newClients(t, admin(t))
 	ns := namespace(t, adm.kube)
 	pool := renderChart(t, ns).one(t, "InferencePool")
+	raw, err := yaml.Marshal(pool.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var typed giev1.InferencePool
+	if err := yaml.UnmarshalStrict(raw, &typed); err != nil {
+		t.Fatalf("the chart's InferencePool does not decode strictly into %s/api/v1: %v\n%s", gieModule, err, raw)
+	}
+	if ref := typed.Spec.EndpointPickerRef; ref == nil || ref.Port == nil || ref.Port.Number != 9002 || ref.Name == "" {
+		t.Errorf("typed endpointPickerRef %+v, want the router's Service on port 9002", ref)
+	}
 	got, err := create(context.Background(), adm.dyn, pool)
 	if err != nil {
 		t.Fatalf("the API server refused the chart's InferencePool: %v", err)
@@ -138,8 +151,15 @@ func TestChartInferencePoolIsValid(t *testing.T) {
 			delete(s["endpointPickerRef"].(map[string]any), "port")
 		}, "port is required when kind is 'Service'"},
 		{"no target port", func(s map[string]any) { s["targetPorts"] = []any{} }, "spec.targetPorts"},
-		{"two target ports", func(s map[string]any) {
-			s["targetPorts"] = []any{map[string]any{"number": int64(8000)}, map[string]any{"number": int64(8001)}}
+		{"a target port twice", func(s map[string]any) {
+			s["targetPorts"] = []any{map[string]any{"number": int64(8000)}, map[string]any{"number": int64(8000)}}
+		}, "port number must be unique"},
+		{"nine target ports", func(s map[string]any) {
+			var ports []any
+			for p := range 9 {
+				ports = append(ports, map[string]any{"number": int64(8000 + p)})
+			}
+			s["targetPorts"] = ports
 		}, "spec.targetPorts"},
 		{"port out of range", func(s map[string]any) { s["targetPorts"] = []any{map[string]any{"number": int64(70000)}} }, "spec.targetPorts[0].number"},
 		{"empty selector", func(s map[string]any) { s["selector"] = map[string]any{"matchLabels": map[string]any{}} }, "spec.selector.matchLabels"},

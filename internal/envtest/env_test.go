@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -96,9 +98,14 @@ func startCluster() {
 			"16-45 minutes cold on 2 cores) or point KUBEBUILDER_ASSETS at them", missing, dir)
 		return
 	}
+	crd, err := inferencePoolCRD()
+	if err != nil {
+		cluster.err = err
+		return
+	}
 	env := &crenvtest.Environment{
 		BinaryAssetsDirectory:    dir,
-		CRDDirectoryPaths:        []string{filepath.Join(suiteDir(), "testdata")},
+		CRDDirectoryPaths:        []string{crd},
 		ErrorIfCRDPathMissing:    true,
 		ControlPlaneStartTimeout: 3 * time.Minute, // a loaded 2-core machine
 		ControlPlaneStopTimeout:  time.Minute,
@@ -122,6 +129,32 @@ func startCluster() {
 	}
 	cfg.QPS, cfg.Burst = 200, 400
 	cluster.env = env
+}
+
+// gieModule is the Gateway API Inference Extension module whose Go types
+// (chart_test.go) and InferencePool CRD the suite uses, at the version this
+// module's go.mod requires.
+const gieModule = "sigs.k8s.io/gateway-api-inference-extension"
+
+// inferencePoolCRD returns the path of the upstream InferencePool CRD
+// (inference.networking.k8s.io/v1) inside the module cache's copy of
+// gieModule: the manifest GIE's releases install, not a rewrite of it.
+func inferencePoolCRD() (string, error) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", gieModule)
+	cmd.Dir = suiteDir()
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating %s in the module cache: %w", gieModule, err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return "", fmt.Errorf("%s is not in the module cache (go mod download %s)", gieModule, gieModule)
+	}
+	crd := filepath.Join(dir, "config", "crd", "bases", "inference.networking.k8s.io_inferencepools.yaml")
+	if _, err := os.Stat(crd); err != nil {
+		return "", err
+	}
+	return crd, nil
 }
 
 var namespaces atomic.Int32

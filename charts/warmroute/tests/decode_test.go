@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	giev1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -27,10 +28,9 @@ var strictDecoders = map[string]func([]byte) error{
 	"monitoring.coreos.com/v1/ServiceMonitor":  strict[monitoringv1.ServiceMonitor],
 	"monitoring.coreos.com/v1/PodMonitor":      strict[monitoringv1.PodMonitor],
 	"monitoring.coreos.com/v1/PrometheusRule":  strict[monitoringv1.PrometheusRule],
-	// The Gateway API Inference Extension's Go module is not in this
-	// project's dependency set; its InferencePool is checked structurally
-	// against the v1 schema (inferencepool_test.go).
-	"inference.networking.k8s.io/v1/InferencePool": strict[inferencePool],
+	// The Gateway API Inference Extension's own v1 types (the envtest suite
+	// also creates the pool under GIE's CRD).
+	"inference.networking.k8s.io/v1/InferencePool": strict[giev1.InferencePool],
 }
 
 func strict[T any](raw []byte) error {
@@ -75,6 +75,7 @@ func TestDecodeStrictRejects(t *testing.T) {
 		{"unknown kind", "apiVersion: v1\nkind: Pod2\nmetadata: {name: x}\n"},
 		{"unknown monitor field", "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: x}\nspec: {endpoints: [{prot: admin}]}\n"},
 		{"pool without selector type", "apiVersion: inference.networking.k8s.io/v1\nkind: InferencePool\nmetadata: {name: x}\nspec: {selector: {app: vllm}}\n"},
+		{"pool with pre-v1 portNumber", "apiVersion: inference.networking.k8s.io/v1\nkind: InferencePool\nmetadata: {name: x}\nspec: {endpointPickerRef: {name: wr, portNumber: 9002}}\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -136,8 +136,8 @@ func TestDrainKeepsStreamInFlight(t *testing.T) {
 	}
 	envoy := envoyBinary(t)
 	bin := buildWarmroute(t)
-	simPort, grpcPort, adminPort := freePort(t), freePort(t), freePort(t)
-	envoyPort, envoyAdmin := freePort(t), freePort(t)
+	ports := freePorts(t, 5)
+	simPort, grpcPort, adminPort, envoyPort, envoyAdmin := ports[0], ports[1], ports[2], ports[3], ports[4]
 	const drain, tokens = 4, 20
 	docs := render(t, m{
 		"router": m{"drainSeconds": drain, "ports": m{"grpc": grpcPort, "admin": adminPort}, "config": m{

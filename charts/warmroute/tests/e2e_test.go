@@ -27,14 +27,14 @@ func TestChartProcesses(t *testing.T) {
 	}
 	envoy := envoyBinary(t)
 	bin := buildWarmroute(t)
-	simPort, grpcPort, adminPort := freePort(t), freePort(t), freePort(t)
-	envoyPort, envoyAdmin := freePort(t), freePort(t)
+	ports := freePorts(t, 7)
+	simPort, grpcPort, adminPort, envoyPort, envoyAdmin := ports[0], ports[1], ports[2], ports[3], ports[4]
 	nats, err := bus.StartEmbedded("127.0.0.1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(nats.Close)
-	relayAdmin, zmqPort := freePort(t), freePort(t)
+	relayAdmin, zmqPort := ports[5], ports[6]
 	docs := render(t, m{
 		"nats": m{"mode": "external", "external": m{"url": nats.ClientURL()}},
 		"relay": m{"enginePort": simPort, "model": "sim-model", "adminPort": relayAdmin, "heartbeat": "200ms",

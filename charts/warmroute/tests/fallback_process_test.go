@@ -20,8 +20,8 @@ func TestChartFallbackProcesses(t *testing.T) {
 	}
 	envoy := envoyBinary(t)
 	bin := buildWarmroute(t)
-	simPort, deadPort, grpcPort, adminPort := freePort(t), freePort(t), freePort(t), freePort(t)
-	envoyPort, envoyAdmin := freePort(t), freePort(t)
+	ports := freePorts(t, 6)
+	simPort, deadPort, grpcPort, adminPort, envoyPort, envoyAdmin := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
 	live, dead := fmt.Sprintf("127.0.0.1:%d", simPort), fmt.Sprintf("127.0.0.1:%d", deadPort)
 	docs := render(t, m{
 		"router": m{"ports": m{"grpc": grpcPort, "admin": adminPort}, "config": m{

@@ -1,10 +1,13 @@
 package tests
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -78,5 +81,44 @@ func TestEmbeddedNATSAuthorization(t *testing.T) {
 	cm = decodeInto[corev1.ConfigMap](t, find(t, plain, "ConfigMap", releaseName+"-warmroute-nats"))
 	if strings.Contains(cm.Data["nats.conf"], "include") {
 		t.Errorf("nats.conf includes an authorization block without the Secret")
+	}
+}
+
+// Every value set's rendered nats.conf (and one with the authorization
+// include) is accepted by nats-server's own configuration parser, as the
+// StatefulSet's server reads it at start-up: a value it refuses (such as a
+// lame_duck_duration under 30s) would crash-loop the embedded NATS.
+func TestRenderedNATSConfigLoads(t *testing.T) {
+	sets := append(slices.Clone(valueSets), valueSet{"embedded-nats-auth",
+		m{"nats": m{"mode": "embedded", "embedded": m{"auth": m{"existingSecret": "nats-auth"}}}}})
+	t.Setenv("POD_NAME", "wr-warmroute-nats-0")
+	checked := 0
+	for _, vs := range sets {
+		docs := render(t, vs.vals)
+		i := slices.IndexFunc(docs, func(d doc) bool { return d.Kind == "ConfigMap" && d.Name == releaseName+"-warmroute-nats" })
+		if i < 0 {
+			continue
+		}
+		checked++
+		t.Run(vs.name, func(t *testing.T) {
+			cm := decodeInto[corev1.ConfigMap](t, docs[i])
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "nats.conf"), []byte(cm.Data["nats.conf"]), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(dir, "auth"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			auth := "authorization { users = [ {user: a, password: b} ] }\n"
+			if err := os.WriteFile(filepath.Join(dir, "auth", "auth.conf"), []byte(auth), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := natsserver.ProcessConfigFile(filepath.Join(dir, "nats.conf")); err != nil {
+				t.Errorf("nats-server refuses the rendered nats.conf: %v\n%s", err, cm.Data["nats.conf"])
+			}
+		})
+	}
+	if checked < 3 {
+		t.Fatalf("only %d value sets render the NATS ConfigMap", checked)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/warmroute/warmroute/e2e/harness"
 )
 
 // built is the warmroute binary, compiled once for every process test.
@@ -57,14 +58,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func freePort(t *testing.T) int {
+// freePorts returns n distinct loopback ports that were free a moment ago,
+// drawn below the kernel's ephemeral range (harness.FreePorts): a port found
+// free inside that range is often taken by another test's outgoing
+// connection before the process under test binds it.
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := harness.FreePorts(n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // container returns the named container of a rendered Deployment.
