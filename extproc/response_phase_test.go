@@ -42,6 +42,7 @@ func (r recorder) Served(ep string) scorer.ServedResult {
 }
 func (r recorder) Failed()  { r.log("failed"); r.d.Failed() }
 func (r recorder) Release() { r.log("release"); r.d.Release() }
+func (r recorder) Done()    { r.log("done"); r.d.Done() }
 
 // tracked is a harness whose decisions are recorded.
 type tracked struct {
@@ -113,10 +114,10 @@ func TestResponseLifecycle(t *testing.T) {
 				if err := s.finish(); err != nil {
 					t.Fatalf("Process = %v", err)
 				}
-				want := []string{"commit", "started", tc.want, "release"}
+				want := []string{"commit", "started", tc.want, "release", "done"}
 				if !strings.HasPrefix(tc.status, "2") {
 					// An error answer withdraws the decision's predictions.
-					want = []string{"commit", "started", "failed", tc.want, "release"}
+					want = []string{"commit", "started", "failed", tc.want, "release", "done"}
 				}
 				if got := tr.recorded(); !slices.Equal(got, want) {
 					t.Fatalf("calls %v, want %v", got, want)
@@ -194,7 +195,7 @@ func TestResponseEndsEarly(t *testing.T) {
 			s.fs.endErr = errBroken
 			close(s.fs.in)
 			s.wait()
-			want := []string{"commit", "started", tt.want, "release"}
+			want := []string{"commit", "started", tt.want, "release", "done"}
 			if got := tr.recorded(); !slices.Equal(got, want) {
 				t.Fatalf("calls %v, want %v", got, want)
 			}
@@ -214,7 +215,7 @@ func TestStreamEndsBeforeResponse(t *testing.T) {
 	s.fs.endErr = errBroken
 	close(s.fs.in)
 	s.wait()
-	want := []string{"commit", "failed", "usage(0,0,false)", "release"}
+	want := []string{"commit", "failed", "usage(0,0,false)", "release", "done"}
 	if got := tr.recorded(); !slices.Equal(got, want) {
 		t.Fatalf("calls %v, want %v", got, want)
 	}
@@ -360,7 +361,7 @@ func TestServedEndpoint(t *testing.T) {
 			if err := s.finish(); err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"commit", "started", "usage(0,0,false)", "release"}
+			want := []string{"commit", "started", "usage(0,0,false)", "release", "done"}
 			if tc.want != "" {
 				want = slices.Insert(want, 1, "served("+tc.want+")")
 			}

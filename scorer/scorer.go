@@ -74,7 +74,8 @@ func New(pools *Pools, load *Load, opts Options) *Scorer {
 
 // work is one decision's scratch space, pooled across decisions, so that
 // scoring allocates nothing per decision but the Decision itself, which
-// holds its keys (newDecision) and, when it fits, its reason.
+// holds its keys (newDecision) and, when it fits, its reason, and which
+// Done recycles in turn.
 type work struct {
 	field
 	combiner
@@ -300,6 +301,7 @@ func (s *Scorer) speculate(d *Decision, endpoint string, from int) int {
 	// The error cases (empty endpoint) cannot happen for a pool endpoint.
 	n, _ := s.opts.Index.SpeculateAt(p)
 	if s.opts.Predictions != nil && len(p.Keys) > 0 {
+		d.shared.Store(true) // the sink may keep p.Keys: never recycled
 		s.opts.Predictions.Predicted(p)
 	}
 	return n
