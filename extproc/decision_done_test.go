@@ -49,16 +49,16 @@ func TestPrefixDecisionDone(t *testing.T) {
 			s.recv()
 			s.recv()
 			return chosen
-		}, []string{"commit", "started", "usage(9,4,true)", "release", "done"}},
+		}, []string{"commit", "settle", "started", "usage(9,4,true)", "release", "done"}},
 		{"error status", func(s *session, _, _ string) string {
 			s.send(respHeadersWith("503", jsonType, true))
 			s.recv()
 			return ""
-		}, []string{"commit", "started", "failed", "usage(0,0,false)", "release", "done"}},
+		}, []string{"commit", "settle", "started", "failed", "usage(0,0,false)", "release", "done"}},
 		{"stream breaks before the response", func(s *session, _, _ string) string {
 			s.fs.endErr = errBroken
 			return ""
-		}, []string{"commit", "failed", "usage(0,0,false)", "release", "done"}},
+		}, []string{"commit", "settle", "failed", "usage(0,0,false)", "release", "done"}},
 		{"fallback served", func(s *session, _, fallback string) string {
 			r := respHeadersWith("200", jsonType, false)
 			hs := r.GetResponseHeaders().GetHeaders()
@@ -67,7 +67,7 @@ func TestPrefixDecisionDone(t *testing.T) {
 			s.recv()
 			s.recv()
 			return fallback
-		}, []string{"commit", "served(fallback)", "started", "usage(0,0,false)", "release", "done"}},
+		}, []string{"commit", "settle", "served(fallback)", "started", "usage(0,0,false)", "release", "done"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, ix := prefixHarness(t)

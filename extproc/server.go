@@ -195,12 +195,14 @@ type Server struct {
 }
 
 // lifecycle is what a stream calls on a routing decision, in this order:
-// Commit, Served (when the proxy reports the endpoint it used),
-// ResponseStarted, Failed (when the request failed), Usage, Release, and
-// Done once the stream has ended, when nothing reads the decision any more.
-// *scorer.Decision implements it.
+// Commit, Settle (once the answer naming the endpoint is sent), Served
+// (when the proxy reports the endpoint it used), ResponseStarted, Failed
+// (when the request failed), Usage, Release, and Done once the stream has
+// ended, when nothing reads the decision any more. *scorer.Decision
+// implements it.
 type lifecycle interface {
 	Commit()
+	Settle()
 	Served(endpoint string) scorer.ServedResult
 	ResponseStarted()
 	Failed()

@@ -68,14 +68,23 @@ func newStream(ctx context.Context, s *Server) *stream {
 // before the send (not after it returns) makes the load visible to
 // concurrent picks as early as possible, and a failed send ends the stream,
 // whose teardown releases it.
+//
+// Once the route is sent, the commit's deferred bookkeeping runs (Settle):
+// the request no longer waits for it. A failed send leaves it to Release.
 func (st *stream) step(srv extprocv3.ExternalProcessor_ProcessServer, req *extprocv3.ProcessingRequest) (bool, error) {
 	r := st.handle(req)
+	settle := false
 	for _, m := range r.msgs {
 		if m == st.routeMsg {
 			st.commit()
+			settle = true
 		}
 		if err := srv.Send(m); err != nil {
 			return true, fmt.Errorf("sending ext_proc response: %w", err)
+		}
+		if settle {
+			settle = false
+			st.life.Settle()
 		}
 	}
 	if st.decision != nil && st.held > 0 {

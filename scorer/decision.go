@@ -98,6 +98,10 @@ type Decision struct {
 	// shared is set once a PredictionSink was given the keys, which it may
 	// keep: Done then leaves the decision to the garbage collector.
 	shared atomic.Bool
+	// unsettled is set while the commit's deferred expiry (Settle) is
+	// pending over keys[settleFrom:].
+	unsettled  atomic.Bool
+	settleFrom int
 	// served is the fallback the proxy reported using, once Served moved
 	// the accounting there; nil while the chosen endpoint holds it.
 	served atomic.Pointer[string]
@@ -161,6 +165,12 @@ func (d *Decision) Targets() []string {
 // speculative entries for the blocks the chosen endpoint lacks (unless the TTL
 // policy has paused speculation there) and starts the TTL policy's
 // route-to-confirmation clock. Calling it twice is a no-op.
+//
+// Commit is what the request waits for; the bookkeeping its inserts leave,
+// ending the predictions that came due in the index shards they wrote, is
+// Settle's, which the caller runs once the request is on its way (ext_proc:
+// once the answer naming the endpoint is sent), and Release runs when the
+// caller did not.
 func (d *Decision) Commit() {
 	d.live()
 	if d.s == nil || !d.committed.CompareAndSwap(false, true) {
@@ -174,6 +184,25 @@ func (d *Decision) Commit() {
 		d.s.begin(d)
 	}
 	d.s.opts.Metrics.observe(stageCommit, start)
+}
+
+// Settle does the commit's deferred bookkeeping: it ends the predictions
+// that came due in the index shards the commit's speculative inserts wrote,
+// within the budget the inserts would have spent on them
+// (index.ExpireAfter). It is the same work Commit did inline before, moved
+// off the request's wait; the request's goroutine still does it. A no-op
+// when nothing is pending; Release and Done settle a decision first.
+func (d *Decision) Settle() {
+	d.live()
+	d.settle()
+}
+
+func (d *Decision) settle() {
+	if d.unsettled.CompareAndSwap(true, false) {
+		start := time.Now()
+		d.s.opts.Index.ExpireAfter(d.keys[d.settleFrom:])
+		d.s.opts.Metrics.observe(stageSettle, start)
+	}
 }
 
 // ResponseStarted ends the prefill-token accounting: the engine has produced
@@ -233,6 +262,7 @@ func (d *Decision) release() {
 	if !d.committed.Load() || !d.released.CompareAndSwap(false, true) {
 		return
 	}
+	d.settle()
 	d.responseStarted()
 	d.s.load.add(d.target(), -1)
 }
@@ -266,7 +296,7 @@ func (d *Decision) Served(endpoint string) ServedResult {
 	// prefilled for whichever decoder served.
 	if len(d.keys) > 0 && d.s.opts.Index != nil && !d.failed.Load() && d.Prefiller == "" {
 		d.s.opts.Index.Withdraw(d.Endpoint, d.keys, d.ID)
-		n := d.s.speculate(d, endpoint, 0)
+		n := d.s.speculate(d, endpoint, 0, false)
 		if m, ok := d.s.opts.TTL.(RouteMover); ok {
 			// What the fallback held of the prompt is unknown here, so
 			// the moved route claims no match: only its new predictions

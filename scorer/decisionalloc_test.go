@@ -199,6 +199,7 @@ func TestUseAfterDone(t *testing.T) {
 		call func(d *Decision)
 	}{
 		{"Commit", (*Decision).Commit},
+		{"Settle", (*Decision).Settle},
 		{"ResponseStarted", (*Decision).ResponseStarted},
 		{"Usage", func(d *Decision) { d.Usage(1, 1, true) }},
 		{"Failed", (*Decision).Failed},
