@@ -69,8 +69,9 @@ func newStream(ctx context.Context, s *Server) *stream {
 // concurrent picks as early as possible, and a failed send ends the stream,
 // whose teardown releases it.
 //
-// Once the route is sent, the commit's deferred bookkeeping runs (Settle):
-// the request no longer waits for it. A failed send leaves it to Release.
+// Once the route (and any body chunks after it) is sent, the commit's
+// deferred bookkeeping runs (Settle): the request no longer waits for it. A
+// failed send leaves it to Release.
 func (st *stream) step(srv extprocv3.ExternalProcessor_ProcessServer, req *extprocv3.ProcessingRequest) (bool, error) {
 	r := st.handle(req)
 	settle := false
@@ -82,10 +83,11 @@ func (st *stream) step(srv extprocv3.ExternalProcessor_ProcessServer, req *extpr
 		if err := srv.Send(m); err != nil {
 			return true, fmt.Errorf("sending ext_proc response: %w", err)
 		}
-		if settle {
-			settle = false
-			st.life.Settle()
-		}
+	}
+	if settle {
+		// After every message: a duplex request also waits for the
+		// body chunks that follow the route.
+		st.life.Settle()
 	}
 	if st.decision != nil && st.held > 0 {
 		// Send has encoded the body's chunks: the response phase, which may
