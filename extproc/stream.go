@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -43,8 +44,9 @@ type stream struct {
 	ended     bool // end ran
 	responded bool // response headers seen
 	// routeMsg is the response that tells Envoy the destination; sending it
-	// commits decision.
+	// commits decision. dest is that destination's value.
 	routeMsg *extprocv3.ProcessingResponse
+	dest     string
 }
 
 // reply is what one ProcessingRequest produces.
@@ -221,8 +223,10 @@ func (st *stream) commit() {
 	st.life.Commit()
 	st.committed = true
 	st.srv.metrics.requests[outcomeRouted].Inc()
-	st.srv.log.Debug("routed request", "endpoint", st.decision.Endpoint, "pool", st.decision.Pool,
-		"fallbacks", len(st.decision.Fallbacks), "reason", st.decision.Reason)
+	if st.srv.log.Enabled(st.ctx, slog.LevelDebug) { // the arguments would allocate
+		st.srv.log.Debug("routed request", "endpoint", st.decision.Endpoint, "pool", st.decision.Pool,
+			"fallbacks", len(st.decision.Fallbacks), "reason", st.decision.Reason)
+	}
 }
 
 // fail answers the request with the error's status and OpenAI error body.
