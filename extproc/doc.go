@@ -27,7 +27,9 @@
 // the response header of that name, which is then removed), so a fallback
 // that served holds the load and predictions, then ResponseStarted; Usage once
 // and then Release when the response ends, the stream breaks or the client
-// goes away. Release happens at the latest when Envoy closes the stream, so
+// goes away. Once the answer is sent the decision settles (the commit's
+// deferred expiry, Decision.Settle), and once the stream is over it is
+// ended with Done, which recycles it. Release happens at the latest when Envoy closes the stream, so
 // Envoy must send response headers (and, to count until the last byte, the
 // response body) for the load accounting to cover the whole response.
 //

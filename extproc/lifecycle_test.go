@@ -2,10 +2,15 @@ package extproc_test
 
 import (
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/warmroute/warmroute/extproc"
+	"github.com/warmroute/warmroute/scorer"
 )
 
 var errBroken = status.Error(codes.Unavailable, "connection reset")
@@ -84,6 +89,7 @@ func TestInFlightReturnsToZero(t *testing.T) {
 		for _, tc := range endings {
 			t.Run(mode.String()+"/"+tc.name, func(t *testing.T) {
 				h := newHarness(t, harnessConfig{})
+				calls := trackCalls(h)
 				s := h.open()
 				s.h = h
 				s.send(first(reqHeaders("/v1/completions", false), mode, tc.respMode),
@@ -96,6 +102,7 @@ func TestInFlightReturnsToZero(t *testing.T) {
 					t.Errorf("Process = %v", err)
 				}
 				s.check0()
+				checkDoneLast(t, calls())
 			})
 		}
 	}
@@ -116,6 +123,7 @@ func TestFailedRoutingSendReleases(t *testing.T) {
 	for _, mode := range []bodyMode{buffered, duplex} {
 		t.Run(mode.String(), func(t *testing.T) {
 			h := newHarness(t, harnessConfig{})
+			calls := trackCalls(h)
 			s := h.open()
 			s.send(first(reqHeaders("/v1/completions", false), mode, none))
 			if mode == buffered {
@@ -129,6 +137,31 @@ func TestFailedRoutingSendReleases(t *testing.T) {
 			if got := h.inflight(); got != 0 {
 				t.Errorf("in flight = %d, want 0", got)
 			}
+			checkDoneLast(t, calls())
 		})
+	}
+}
+
+// trackCalls records the lifecycle calls h's streams make on their
+// decisions and returns a function reading them.
+func trackCalls(h *harness) func() []string {
+	var mu sync.Mutex
+	var calls []string
+	extproc.TrackDecisions(h.srv, func(d *scorer.Decision) extproc.Lifecycle {
+		return recorder{d: d, mu: &mu, calls: &calls}
+	})
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(calls)
+	}
+}
+
+// checkDoneLast checks that one decision's calls end with exactly one Done:
+// every way a stream ends hands its decision back, and nothing follows.
+func checkDoneLast(t *testing.T, calls []string) {
+	t.Helper()
+	if n := len(calls); n == 0 || calls[n-1] != "done" || slices.Index(calls, "done") != n-1 {
+		t.Errorf("lifecycle calls %v, want them to end with one done", calls)
 	}
 }

@@ -21,12 +21,24 @@ import (
 const destinationHeaderName = api.DestinationHeader
 
 // destination is the header and metadata value: the chosen endpoint followed
-// by its fallbacks, comma-separated, in preference order.
+// by its fallbacks, comma-separated, in preference order. It is built in
+// one allocation (strings.Join of Targets would take two).
 func destination(d *scorer.Decision) string {
 	if len(d.Fallbacks) == 0 {
 		return d.Endpoint
 	}
-	return strings.Join(d.Targets(), ",")
+	n := len(d.Endpoint)
+	for _, f := range d.Fallbacks {
+		n += 1 + len(f)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(d.Endpoint)
+	for _, f := range d.Fallbacks {
+		b.WriteByte(',')
+		b.WriteString(f)
+	}
+	return b.String()
 }
 
 // destinationMetadata is {"envoy.lb": {"x-gateway-destination-endpoint": v}}.

@@ -146,6 +146,18 @@ func (st *stream) end() {
 	st.life.Release()
 }
 
+// finish runs as the stream's Process returns: it ends the request (end)
+// and then the decision's use (Done), which hands the decision's memory
+// back to the scorer. No message can reach the stream after this, so
+// nothing reads the decision again; st.decision is cleared all the same.
+func (st *stream) finish() {
+	st.end()
+	if st.life != nil {
+		st.life.Done()
+		st.decision, st.life = nil, nil
+	}
+}
+
 func (st *stream) logUnknownUsage() {
 	if st.streaming && !st.includeUsage {
 		st.srv.log.Debug("response usage unknown; the streaming request did not set stream_options.include_usage",

@@ -27,6 +27,7 @@ type recorder struct {
 
 func (r recorder) log(s string) { r.mu.Lock(); defer r.mu.Unlock(); *r.calls = append(*r.calls, s) }
 func (r recorder) Commit()      { r.log("commit"); r.d.Commit() }
+func (r recorder) Settle()      { r.log("settle"); r.d.Settle() }
 func (r recorder) ResponseStarted() {
 	r.log("started")
 	r.d.ResponseStarted()
@@ -42,6 +43,7 @@ func (r recorder) Served(ep string) scorer.ServedResult {
 }
 func (r recorder) Failed()  { r.log("failed"); r.d.Failed() }
 func (r recorder) Release() { r.log("release"); r.d.Release() }
+func (r recorder) Done()    { r.log("done"); r.d.Done() }
 
 // tracked is a harness whose decisions are recorded.
 type tracked struct {
@@ -113,10 +115,10 @@ func TestResponseLifecycle(t *testing.T) {
 				if err := s.finish(); err != nil {
 					t.Fatalf("Process = %v", err)
 				}
-				want := []string{"commit", "started", tc.want, "release"}
+				want := []string{"commit", "settle", "started", tc.want, "release", "done"}
 				if !strings.HasPrefix(tc.status, "2") {
 					// An error answer withdraws the decision's predictions.
-					want = []string{"commit", "started", "failed", tc.want, "release"}
+					want = []string{"commit", "settle", "started", "failed", tc.want, "release", "done"}
 				}
 				if got := tr.recorded(); !slices.Equal(got, want) {
 					t.Fatalf("calls %v, want %v", got, want)
@@ -194,7 +196,7 @@ func TestResponseEndsEarly(t *testing.T) {
 			s.fs.endErr = errBroken
 			close(s.fs.in)
 			s.wait()
-			want := []string{"commit", "started", tt.want, "release"}
+			want := []string{"commit", "settle", "started", tt.want, "release", "done"}
 			if got := tr.recorded(); !slices.Equal(got, want) {
 				t.Fatalf("calls %v, want %v", got, want)
 			}
@@ -214,7 +216,7 @@ func TestStreamEndsBeforeResponse(t *testing.T) {
 	s.fs.endErr = errBroken
 	close(s.fs.in)
 	s.wait()
-	want := []string{"commit", "failed", "usage(0,0,false)", "release"}
+	want := []string{"commit", "settle", "failed", "usage(0,0,false)", "release", "done"}
 	if got := tr.recorded(); !slices.Equal(got, want) {
 		t.Fatalf("calls %v, want %v", got, want)
 	}
@@ -360,9 +362,9 @@ func TestServedEndpoint(t *testing.T) {
 			if err := s.finish(); err != nil {
 				t.Fatal(err)
 			}
-			want := []string{"commit", "started", "usage(0,0,false)", "release"}
+			want := []string{"commit", "settle", "started", "usage(0,0,false)", "release", "done"}
 			if tc.want != "" {
-				want = slices.Insert(want, 1, "served("+tc.want+")")
+				want = slices.Insert(want, 2, "served("+tc.want+")")
 			}
 			if got := tr.recorded(); !slices.Equal(got, want) {
 				t.Fatalf("calls %v, want %v", got, want)

@@ -94,7 +94,7 @@ func (st *stream) routed(d *scorer.Decision, routeMsg *extprocv3.ProcessingRespo
 	if st.srv.track != nil {
 		st.life = st.srv.track(d)
 	}
-	routeMsg.DynamicMetadata = destinationMetadata(destination(d))
+	routeMsg.DynamicMetadata = destinationMetadata(st.dest)
 	return reply{msgs: msgs}
 }
 
@@ -109,7 +109,8 @@ func (st *stream) parse(body []byte) (*scorer.Request, error) {
 // routingResponse sets the destination (and decision) headers and asks Envoy
 // to recompute the route, which now depends on them.
 func (st *stream) routingResponse(d *scorer.Decision) *extprocv3.CommonResponse {
-	mutation := setHeaders(headerOption(destinationHeaderName, destination(d)))
+	st.dest = destination(d) // the metadata repeats it (routed)
+	mutation := setHeaders(headerOption(destinationHeaderName, st.dest))
 	mutation = prefillerMutation(mutation, d)
 	if st.srv.opts.DecisionHeader.onRequest() {
 		mutation.SetHeaders = append(mutation.SetHeaders, decisionHeader(d))

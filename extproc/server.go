@@ -195,15 +195,20 @@ type Server struct {
 }
 
 // lifecycle is what a stream calls on a routing decision, in this order:
-// Commit, Served (when the proxy reports the endpoint it used),
-// ResponseStarted, Usage, Release. *scorer.Decision implements it.
+// Commit, Settle (once the answer naming the endpoint is sent), Served
+// (when the proxy reports the endpoint it used), ResponseStarted, Failed
+// (when the request failed), Usage, Release, and Done once the stream has
+// ended, when nothing reads the decision any more. *scorer.Decision
+// implements it.
 type lifecycle interface {
 	Commit()
+	Settle()
 	Served(endpoint string) scorer.ServedResult
 	ResponseStarted()
 	Failed()
 	Usage(promptTokens, cachedTokens int, known bool)
 	Release()
+	Done()
 }
 
 // New returns a Server that routes with p and records into m, from
@@ -247,7 +252,7 @@ func (s *Server) Process(srv extprocv3.ExternalProcessor_ProcessServer) error {
 	defer s.metrics.streamsActive.Dec()
 	st := newStream(ctx, s)
 	// Ending on every return covers a broken stream and a cancelled client.
-	defer st.end()
+	defer st.finish()
 	defer st.dropBody()
 
 	done := make(chan struct{})

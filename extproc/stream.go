@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -43,8 +44,9 @@ type stream struct {
 	ended     bool // end ran
 	responded bool // response headers seen
 	// routeMsg is the response that tells Envoy the destination; sending it
-	// commits decision.
+	// commits decision. dest is that destination's value.
 	routeMsg *extprocv3.ProcessingResponse
+	dest     string
 }
 
 // reply is what one ProcessingRequest produces.
@@ -68,15 +70,26 @@ func newStream(ctx context.Context, s *Server) *stream {
 // before the send (not after it returns) makes the load visible to
 // concurrent picks as early as possible, and a failed send ends the stream,
 // whose teardown releases it.
+//
+// Once the route (and any body chunks after it) is sent, the commit's
+// deferred bookkeeping runs (Settle): the request no longer waits for it. A
+// failed send leaves it to Release.
 func (st *stream) step(srv extprocv3.ExternalProcessor_ProcessServer, req *extprocv3.ProcessingRequest) (bool, error) {
 	r := st.handle(req)
+	settle := false
 	for _, m := range r.msgs {
 		if m == st.routeMsg {
 			st.commit()
+			settle = true
 		}
 		if err := srv.Send(m); err != nil {
 			return true, fmt.Errorf("sending ext_proc response: %w", err)
 		}
+	}
+	if settle {
+		// After every message: a duplex request also waits for the
+		// body chunks that follow the route.
+		st.life.Settle()
 	}
 	if st.decision != nil && st.held > 0 {
 		// Send has encoded the body's chunks: the response phase, which may
@@ -210,8 +223,10 @@ func (st *stream) commit() {
 	st.life.Commit()
 	st.committed = true
 	st.srv.metrics.requests[outcomeRouted].Inc()
-	st.srv.log.Debug("routed request", "endpoint", st.decision.Endpoint, "pool", st.decision.Pool,
-		"fallbacks", len(st.decision.Fallbacks), "reason", st.decision.Reason)
+	if st.srv.log.Enabled(st.ctx, slog.LevelDebug) { // the arguments would allocate
+		st.srv.log.Debug("routed request", "endpoint", st.decision.Endpoint, "pool", st.decision.Pool,
+			"fallbacks", len(st.decision.Fallbacks), "reason", st.decision.Reason)
+	}
 }
 
 // fail answers the request with the error's status and OpenAI error body.

@@ -150,11 +150,19 @@ type speculation struct {
 	remote           bool
 	out              *pending
 	expiries         int
+	// deferred leaves the shards' expiry to the caller (SpeculateDeferred).
+	deferred bool
 }
 
 // speculate inserts predictions of keys on endpoint made at at and live until
 // expires (Unix nanoseconds), flagged remote when another replica made them.
 func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expires int64, remote bool) (int, error) {
+	return ix.speculateWith(endpoint, keys, d, at, expires, remote, false)
+}
+
+// speculateWith is speculate, leaving the written shards' expiry to the
+// caller when deferred is set.
+func (ix *Index) speculateWith(endpoint string, keys []Key, d DecisionID, at, expires int64, remote, deferred bool) (int, error) {
 	if endpoint == "" {
 		return 0, fmt.Errorf("speculating %d keys: %w", len(keys), ErrEndpoint)
 	}
@@ -165,7 +173,7 @@ func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expire
 	out := getPending()
 	defer putPending(out)
 	sp := &speculation{ep: ep, d: d, at: at, expires: expires, now: ix.now(), remote: remote, out: out,
-		expiries: writeExpiries + 2*len(keys)}
+		expiries: writeExpiries + 2*len(keys), deferred: deferred}
 	created := 0
 	if ix.groups(len(keys)) {
 		created = ix.speculateGrouped(keys, sp)
@@ -211,10 +219,13 @@ func (sp *speculation) insert(c *core, k Key) bool {
 	return !c.holdsEndpoint(k, sp.ep) && c.spec.insert(k, sp.ep, sp.d, sp.at, sp.expires, sp.remote)
 }
 
-// afterSpeculate is afterWrite within the call's expiry budget.
+// afterSpeculate is afterWrite within the call's expiry budget; a deferred
+// speculation only enforces the budget (ExpireAfter expires later).
 func (ix *Index) afterSpeculate(s *shard, sp *speculation) {
-	read, _ := s.c.spec.expire(sp.now, ix.grace, min(writeExpiries, sp.expiries), sp.out)
-	sp.expiries = max(0, sp.expiries-read)
+	if !sp.deferred {
+		read, _ := s.c.spec.expire(sp.now, ix.grace, min(writeExpiries, sp.expiries), sp.out)
+		sp.expiries = max(0, sp.expiries-read)
+	}
 	ix.evict(s, sp.now, sp.out)
 }
 

@@ -61,6 +61,10 @@ func (ix *Index) lookupBatch(w *walk, batch []Key, base int, now int64, tick uin
 	for _, i := range locked {
 		ix.shards[i].mu.RLock()
 	}
+	// Touch every key's home slots first (probeBatch): the probes below
+	// branch on what they load, so without it a mispredicted probe exit
+	// waits for its miss before the next key's loads issue.
+	ix.probeBatch(batch)
 	var slots [lookupBatch]*keySlot
 	var specs [lookupBatch]uint32
 	var heads holderID

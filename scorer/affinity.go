@@ -82,7 +82,8 @@ func (e *ResponseNotFoundError) Unwrap() error { return ErrResponseNotFound }
 // storing endpoint when known and live, a not-found error when the response
 // cannot be reached, else load alone.
 func (s *Scorer) pickByAffinity(pl *pool, req *Request, candidates []string) (*Decision, error) {
-	d := &Decision{Pool: pl.name, model: pl.name, s: s, ID: index.DecisionID(s.nextID.Add(1))}
+	d := newDecision(0)
+	d.Pool, d.model, d.s, d.ID = pl.name, pl.name, s, index.DecisionID(s.nextID.Add(1))
 	note := "previous_response=" + AffinityUnsure.String()
 	if s.opts.Affinity != nil {
 		ep, r := s.opts.Affinity.Lookup(pl.name, req.PreviousResponseID, candidates)
@@ -105,7 +106,11 @@ func (s *Scorer) pickByAffinity(pl *pool, req *Request, candidates []string) (*D
 // ResponseStored tells the scorer's Affinity that the decision's endpoint
 // stored the Responses response id. A no-op without one.
 func (d *Decision) ResponseStored(id string) {
-	if d == nil || d.s == nil || d.s.opts.Affinity == nil || id == "" {
+	if d == nil {
+		return
+	}
+	d.live()
+	if d.s == nil || d.s.opts.Affinity == nil || id == "" {
 		return
 	}
 	d.s.opts.Affinity.Stored(d.Pool, id, d.Endpoint)

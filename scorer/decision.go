@@ -49,6 +49,14 @@ func basisOf(m index.Match) Basis {
 //
 // Commit, ResponseStarted, Usage, Failed and Release may be called from any
 // goroutine; each takes effect at most once.
+//
+// Done ends the decision's use, once nothing will call or read it any more
+// (after the outcome: Failed, Usage, Release): the scorer then reuses its
+// memory, keys, Fallbacks and Reason included, for a later Pick, so a
+// steady-state decision allocates nothing. Every method panics after Done;
+// Reason, Fallbacks and the other fields read as poison until the memory is
+// reused, so copy what must outlive it. Calling Done is optional: a
+// decision never ended with it is garbage collected.
 type Decision struct {
 	// Pool names the pool the endpoint came from.
 	Pool string
@@ -82,7 +90,18 @@ type Decision struct {
 	prefill      int64
 	s            *Scorer // nil for decisions not made by a Scorer
 
-	committed, started, usage, failed, released, moved atomic.Bool
+	// class is the size class (decisionalloc.go) plus one, 0 for a
+	// decision that is never recycled.
+	class uint8
+
+	committed, started, usage, failed, released, moved, done atomic.Bool
+	// shared is set once a PredictionSink was given the keys, which it may
+	// keep: Done then leaves the decision to the garbage collector.
+	shared atomic.Bool
+	// unsettled is set while the commit's deferred expiry (Settle) is
+	// pending over keys[settleFrom:].
+	unsettled  atomic.Bool
+	settleFrom int
 	// served is the fallback the proxy reported using, once Served moved
 	// the accounting there; nil while the chosen endpoint holds it.
 	served atomic.Pointer[string]
@@ -104,6 +123,29 @@ func (d *Decision) setReason(b []byte) {
 	d.Reason = unsafe.String(&d.reasonBuf[0], n)
 }
 
+// errUsedAfterDone is the panic of a method called on a decision after Done.
+const errUsedAfterDone = "scorer: Decision used after Done"
+
+// live panics when d has been ended by Done: its memory may be another
+// request's decision by now.
+func (d *Decision) live() {
+	if d.done.Load() {
+		panic(errUsedAfterDone)
+	}
+}
+
+// Done ends the decision's use (see Decision): it releases the decision
+// when Release was not called, and hands its memory back to the scorer.
+// Call it exactly once, after every other call; a second Done, or any
+// method after it, panics.
+func (d *Decision) Done() {
+	if !d.done.CompareAndSwap(false, true) {
+		panic(errUsedAfterDone)
+	}
+	d.release()
+	d.recycle()
+}
+
 // target is the endpoint holding the decision's accounting: the chosen
 // one, or the fallback the proxy reported serving.
 func (d *Decision) target() string {
@@ -115,6 +157,7 @@ func (d *Decision) target() string {
 
 // Targets returns Endpoint followed by Fallbacks.
 func (d *Decision) Targets() []string {
+	d.live()
 	return append([]string{d.Endpoint}, d.Fallbacks...)
 }
 
@@ -122,7 +165,14 @@ func (d *Decision) Targets() []string {
 // speculative entries for the blocks the chosen endpoint lacks (unless the TTL
 // policy has paused speculation there) and starts the TTL policy's
 // route-to-confirmation clock. Calling it twice is a no-op.
+//
+// Commit is what the request waits for; the bookkeeping its inserts leave,
+// ending the predictions that came due in the index shards they wrote, is
+// Settle's, which the caller runs once the request is on its way (ext_proc:
+// once the answer naming the endpoint is sent), and Release runs when the
+// caller did not.
 func (d *Decision) Commit() {
+	d.live()
 	if d.s == nil || !d.committed.CompareAndSwap(false, true) {
 		return
 	}
@@ -136,11 +186,35 @@ func (d *Decision) Commit() {
 	d.s.opts.Metrics.observe(stageCommit, start)
 }
 
+// Settle does the commit's deferred bookkeeping: it ends the predictions
+// that came due in the index shards the commit's speculative inserts wrote,
+// within the budget the inserts would have spent on them
+// (index.ExpireAfter). It is the same work Commit did inline before, moved
+// off the request's wait; the request's goroutine still does it. A no-op
+// when nothing is pending; Release and Done settle a decision first.
+func (d *Decision) Settle() {
+	d.live()
+	d.settle()
+}
+
+func (d *Decision) settle() {
+	if d.unsettled.CompareAndSwap(true, false) {
+		start := time.Now()
+		d.s.opts.Index.ExpireAfter(d.keys[d.settleFrom:])
+		d.s.opts.Metrics.observe(stageSettle, start)
+	}
+}
+
 // ResponseStarted ends the prefill-token accounting: the engine has produced
 // its first response bytes, so the prompt is no longer queued for prefill.
 // extproc calls it on the response headers; it is optional, because Release
 // ends the accounting too. Idempotent; a no-op before Commit.
 func (d *Decision) ResponseStarted() {
+	d.live()
+	d.responseStarted()
+}
+
+func (d *Decision) responseStarted() {
 	if d.committed.Load() && d.started.CompareAndSwap(false, true) {
 		d.s.load.addPrefill(d.prefillAt(), -d.prefill)
 		d.prefillerLoad(-1)
@@ -153,6 +227,7 @@ func (d *Decision) ResponseStarted() {
 // predicted hit. Only the first call counts; a no-op before Commit and for
 // load-only decisions.
 func (d *Decision) Usage(promptTokens, cachedTokens int, known bool) {
+	d.live()
 	if !d.committed.Load() || len(d.keys) == 0 || !d.usage.CompareAndSwap(false, true) {
 		return
 	}
@@ -168,6 +243,7 @@ func (d *Decision) Usage(promptTokens, cachedTokens int, known bool) {
 // warm. Predictions other decisions made are kept. Idempotent; a no-op
 // before Commit.
 func (d *Decision) Failed() {
+	d.live()
 	if !d.committed.Load() || len(d.keys) == 0 || d.s.opts.Index == nil || !d.failed.CompareAndSwap(false, true) {
 		return
 	}
@@ -178,10 +254,16 @@ func (d *Decision) Failed() {
 // when ResponseStarted was not called). It is idempotent and a no-op for a
 // decision that was never committed.
 func (d *Decision) Release() {
+	d.live()
+	d.release()
+}
+
+func (d *Decision) release() {
 	if !d.committed.Load() || !d.released.CompareAndSwap(false, true) {
 		return
 	}
-	d.ResponseStarted()
+	d.settle()
+	d.responseStarted()
 	d.s.load.add(d.target(), -1)
 }
 
@@ -194,6 +276,7 @@ func (d *Decision) Release() {
 // ResponseStarted, from the goroutine that calls ResponseStarted and
 // Release; only the first move counts. Returns ServedChosen before Commit.
 func (d *Decision) Served(endpoint string) ServedResult {
+	d.live()
 	switch {
 	case !d.committed.Load() || endpoint == d.Endpoint:
 		return ServedChosen
@@ -213,7 +296,7 @@ func (d *Decision) Served(endpoint string) ServedResult {
 	// prefilled for whichever decoder served.
 	if len(d.keys) > 0 && d.s.opts.Index != nil && !d.failed.Load() && d.Prefiller == "" {
 		d.s.opts.Index.Withdraw(d.Endpoint, d.keys, d.ID)
-		n := d.s.speculate(d, endpoint, 0)
+		n := d.s.speculate(d, endpoint, 0, false)
 		if m, ok := d.s.opts.TTL.(RouteMover); ok {
 			// What the fallback held of the prompt is unknown here, so
 			// the moved route claims no match: only its new predictions

@@ -1,20 +1,26 @@
 package scorer
 
-import "github.com/warmroute/warmroute/index"
+import (
+	"sync"
+	"sync/atomic"
 
-// A decision's keys live in the same allocation as the Decision itself, so
-// a prefix decision costs one allocation, not two. Pooling either is not
-// safe: the keys outlive Pick and even Release (Failed and Served withdraw
-// them, and a PredictionSink may hold Prediction.Keys while it ships them),
-// and no call marks the end of a Decision's use. One allocation needs no
-// such mark: a slice into the keyed struct keeps the whole struct alive, so
-// the garbage collector frees the keys exactly when neither the Decision
-// nor any slice of its keys is referenced.
+	"github.com/warmroute/warmroute/index"
+)
+
+// A decision's keys live in the same allocation as the Decision itself,
+// and Done hands both back for a later Pick: a steady-state prefix decision
+// allocates nothing. A Decision is recycled only through Done, the caller's
+// word that nothing will call or read it any more; one whose keys a
+// PredictionSink was given (Options.Predictions may hold Prediction.Keys
+// while it ships them) is left to the garbage collector instead, as is one
+// never ended with Done, so not calling Done is always safe. A slice into
+// the keyed struct keeps the whole struct alive, so an unrecycled
+// decision's keys are freed exactly when nothing references them.
 //
 // The struct is chosen by size class, the smallest holding the prompt's
 // keys (a class at most twice the keys); a prompt of more than the largest
 // class (32,768 tokens at block size 16) keys into a slice of its own, an
-// allocation small beside its tokenization.
+// allocation small beside its tokenization, and is not recycled.
 type (
 	keyed16 struct {
 		d    Decision
@@ -50,44 +56,132 @@ type (
 	}
 )
 
+// classes is how many size classes there are: no keys, then 16 to 2,048.
+const classes = 9
+
+// decisionPools holds each size class's recycled Decisions, already ended
+// (Done) and poisoned; newDecision clears one before reuse.
+var decisionPools [classes]sync.Pool
+
+// quarantined makes Done poison a decision and never recycle it, so that
+// any later use of it (a method call panics; keys, Reason and Fallbacks
+// read as poison) is caught rather than silently reading another request's
+// decision. It is on under the race detector, which the project's
+// concurrency tests run under, and QuarantineDecisions turns it on.
+var quarantined atomic.Bool
+
+func init() { quarantined.Store(raceBuild) }
+
+// QuarantineDecisions makes Done poison every decision it ends and never
+// reuse one (on), or recycle them again (off, the default outside race
+// builds), and returns the previous setting. It is for tests of code that
+// drives Decisions: under quarantine a call or a read after Done panics or
+// reads poison instead of touching a later request's decision. Decisions
+// already recycled may still be handed out once.
+func QuarantineDecisions(on bool) (was bool) { return quarantined.Swap(on) }
+
+// classOf returns the size class holding n keys, or -1 when none does.
+func classOf(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	for c, size := 1, 16; c < classes; c, size = c+1, size*2 {
+		if n <= size {
+			return c
+		}
+	}
+	return -1
+}
+
 // newDecision returns a zero Decision whose keys slice (length 0) has room
-// for n keys in the Decision's own allocation when n fits a size class.
+// for n keys in the Decision's own allocation when n fits a size class:
+// a recycled one when its class's pool has one.
 func newDecision(n int) *Decision {
-	switch {
-	case n <= 0:
+	c := classOf(n)
+	if c < 0 {
+		return &Decision{keys: make([]index.Key, 0, n)}
+	}
+	if v := decisionPools[c].Get(); v != nil {
+		d := v.(*Decision)
+		*d = Decision{keys: d.keys[:0], class: uint8(c + 1)}
+		return d
+	}
+	d := allocDecision(c)
+	d.class = uint8(c + 1)
+	return d
+}
+
+// allocDecision allocates a Decision of size class c with its keys.
+func allocDecision(c int) *Decision {
+	switch c {
+	case 0:
 		return new(Decision)
-	case n <= 16:
+	case 1:
 		x := new(keyed16)
 		x.d.keys = x.keys[:0]
 		return &x.d
-	case n <= 32:
+	case 2:
 		x := new(keyed32)
 		x.d.keys = x.keys[:0]
 		return &x.d
-	case n <= 64:
+	case 3:
 		x := new(keyed64)
 		x.d.keys = x.keys[:0]
 		return &x.d
-	case n <= 128:
+	case 4:
 		x := new(keyed128)
 		x.d.keys = x.keys[:0]
 		return &x.d
-	case n <= 256:
+	case 5:
 		x := new(keyed256)
 		x.d.keys = x.keys[:0]
 		return &x.d
-	case n <= 512:
+	case 6:
 		x := new(keyed512)
 		x.d.keys = x.keys[:0]
 		return &x.d
-	case n <= 1024:
+	case 7:
 		x := new(keyed1024)
 		x.d.keys = x.keys[:0]
 		return &x.d
-	case n <= 2048:
-		x := new(keyed2048)
-		x.d.keys = x.keys[:0]
-		return &x.d
 	}
-	return &Decision{keys: make([]index.Key, 0, n)}
+	x := new(keyed2048)
+	x.d.keys = x.keys[:0]
+	return &x.d
+}
+
+// Poison is what a decision ended with Done reads as until it is reused,
+// and for ever under quarantine: a caller still reading it sees these
+// rather than plausible values.
+const (
+	poisonEndpoint = "<decision used after Done>"
+	poisonKey      = index.Key(0xdeadbeefdeadbeef)
+	poisonByte     = '#'
+)
+
+// recycle poisons d, which Done has ended, and returns it to its class's
+// pool unless it is quarantined, not pooled (not made by newDecision, or
+// keyed into a slice of its own) or its keys were shared with a sink.
+func (d *Decision) recycle() {
+	shared, quarantine := d.shared.Load(), quarantined.Load()
+	d.Endpoint, d.Prefiller, d.Pool = poisonEndpoint, poisonEndpoint, poisonEndpoint
+	for i := range d.inlineFallbacks {
+		d.inlineFallbacks[i] = poisonEndpoint
+	}
+	for i := range d.reasonBuf {
+		d.reasonBuf[i] = poisonByte
+	}
+	if quarantine && !shared {
+		// Only the scorer reads keys (a sink's are never poisoned), and
+		// a reused decision's are rewritten, so outside quarantine this
+		// would only cost time.
+		keys := d.keys[:cap(d.keys)]
+		for i := range keys {
+			keys[i] = poisonKey
+		}
+	}
+	if quarantine || shared || d.class == 0 {
+		return
+	}
+	decisionPools[d.class-1].Put(d)
 }

@@ -31,7 +31,9 @@
 //
 // Decision.Commit inserts speculative index entries for the blocks the chosen
 // endpoint lacks, for the TTL the TTLPolicy gives (none while it pauses
-// speculation), and calls its Begin. StaticTTL is the policy without a
+// speculation), and calls its Begin; Decision.Settle, which the caller runs
+// once the request has its answer (Release at the latest), ends the
+// predictions that came due in the index shards those inserts wrote. StaticTTL is the policy without a
 // controller. With Options.Predictions the same prediction, stamped by the
 // index's clock with its absolute expiry, goes to a PredictionSink that
 // shares it with the other router replicas without blocking.
@@ -40,7 +42,9 @@
 //
 // Scorer, Pools, Load and the Tokens implementations are safe for concurrent
 // use. A Decision belongs to one request stream; its methods may be called
-// from any goroutine and each takes effect at most once. Scorer.Run owns the
+// from any goroutine and each takes effect at most once. Decision.Done ends
+// its use and recycles its memory (keys included) for a later Pick: nothing
+// may call or read the decision after it. Scorer.Run owns the
 // pipeline's goroutines (index sweeps, tokenizer drift checks); nothing else
 // in the package starts one.
 package scorer

@@ -51,6 +51,9 @@ const (
 	stageLookup   = "lookup"
 	stageScore    = "score"
 	stageCommit   = "commit"
+	// stageSettle is the commit's deferred expiry (Decision.Settle), done
+	// after the request was answered: not part of what it waits for.
+	stageSettle = "settle"
 )
 
 // Metrics are the pipeline's collectors, and the load gauges of the Load the

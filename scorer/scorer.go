@@ -74,7 +74,8 @@ func New(pools *Pools, load *Load, opts Options) *Scorer {
 
 // work is one decision's scratch space, pooled across decisions, so that
 // scoring allocates nothing per decision but the Decision itself, which
-// holds its keys (newDecision) and, when it fits, its reason.
+// holds its keys (newDecision) and, when it fits, its reason, and which
+// Done recycles in turn.
 type work struct {
 	field
 	combiner
@@ -275,7 +276,7 @@ func (s *Scorer) trust(f *field, model string) []float64 {
 // starts the TTL policy's clock.
 func (s *Scorer) begin(d *Decision) {
 	at := d.prefillAt() // the endpoint whose cache the prompt fills
-	newSpec := s.speculate(d, at, d.Match.Confirmed)
+	newSpec := s.speculate(d, at, d.Match.Confirmed, true)
 	s.opts.TTL.Begin(d.ID, Route{
 		Endpoint: at, Model: d.model, PromptTokens: d.promptTokens,
 		MatchedConfirmed: d.Match.Confirmed, MatchedSpeculative: d.Match.Speculative,
@@ -287,7 +288,9 @@ func (s *Scorer) begin(d *Decision) {
 // keys[from] on (the chosen endpoint's confirmed run is skipped; a fallback
 // gets them all, SpeculateAt skipping what it holds confirmed), for the TTL the policy gives there (none when it pauses
 // speculation), shares the prediction and returns how many entries are new.
-func (s *Scorer) speculate(d *Decision, endpoint string, from int) int {
+// A deferred insert leaves the expiry of the shards it writes to the
+// decision's Settle (index.SpeculateDeferred).
+func (s *Scorer) speculate(d *Decision, endpoint string, from int, deferred bool) int {
 	ttl := s.opts.TTL.TTL(endpoint, d.model)
 	if ttl <= 0 {
 		return 0
@@ -298,8 +301,16 @@ func (s *Scorer) speculate(d *Decision, endpoint string, from int) int {
 	p := index.Prediction{Endpoint: endpoint, Model: d.model, Keys: d.keys[from:],
 		Decision: d.ID, DecidedAt: at, ExpiresAt: at.Add(ttl)}
 	// The error cases (empty endpoint) cannot happen for a pool endpoint.
-	n, _ := s.opts.Index.SpeculateAt(p)
+	var n int
+	if deferred {
+		n, _ = s.opts.Index.SpeculateDeferred(p)
+		d.settleFrom = from
+		d.unsettled.Store(true)
+	} else {
+		n, _ = s.opts.Index.SpeculateAt(p)
+	}
 	if s.opts.Predictions != nil && len(p.Keys) > 0 {
+		d.shared.Store(true) // the sink may keep p.Keys: never recycled
 		s.opts.Predictions.Predicted(p)
 	}
 	return n
