@@ -66,7 +66,11 @@ func (st *stream) grow(n int) error {
 		c = min(c, int(st.contentLength))
 	}
 	c = max(need, min(c, int(st.srv.opts.MaxBodyBytes)))
-	if !st.srv.budget.acquire(int64(c) - st.held) {
+	// The next part of this body may already be read ahead and reserved:
+	// those bytes are this stream's, so they do not count against its own
+	// growth (without this a lone body could be refused, depending on
+	// whether the receive goroutine had read its next message yet).
+	if !st.srv.budget.acquireOver(int64(c)-st.held, st.readAhead.Load()) {
 		return st.overloaded(int64(c) - st.held)
 	}
 	nb := make([]byte, len(st.body), c)
@@ -86,7 +90,7 @@ func (st *stream) dropBody() {
 // holdBuffered reserves a body Envoy sent whole, for the time it is parsed
 // and routed; the caller releases n.
 func (st *stream) holdBuffered(n int64) error {
-	if !st.srv.budget.acquire(n) {
+	if !st.srv.budget.acquireOver(n, st.readAhead.Load()) {
 		return st.overloaded(n)
 	}
 	return nil

@@ -20,7 +20,11 @@ import (
 //     the first part of its body while the rest is read ahead briefly holds
 //     both, and a body of maxBodyBytes must still fit a budget of
 //     maxBodyBytes. Beyond that the stream answers 503, as for any body
-//     over the budget, and the message is dropped;
+//     over the budget, and the message is dropped. While a stream's next
+//     message is read ahead, the stream's own buffer growth may overdraw
+//     the budget by those bytes (stream.readAhead): they are its own body,
+//     reserved early, and counting them twice refused lone bodies
+//     depending on goroutine timing;
 //   - the bytes gRPC reads ahead of Recv are bounded by HTTP/2 flow control:
 //     GRPCWindows sets fixed windows (which also turns off gRPC's
 //     bandwidth-delay probing, whose windows grow to 16 MiB per stream and

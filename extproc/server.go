@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 
 	filterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
@@ -258,7 +259,7 @@ func (s *Server) Process(srv extprocv3.ExternalProcessor_ProcessServer) error {
 	done := make(chan struct{})
 	defer close(done)
 	msgs := make(chan received) // unbuffered: one message read ahead at most
-	go s.receive(srv, msgs, done)
+	go s.receive(srv, msgs, done, &st.readAhead)
 	for {
 		select {
 		case <-ctx.Done():
@@ -266,6 +267,7 @@ func (s *Server) Process(srv extprocv3.ExternalProcessor_ProcessServer) error {
 		case m := <-msgs:
 			if m.held > 0 {
 				s.budget.release(m.held) // the stream reserves what it keeps
+				st.readAhead.Add(-m.held)
 			}
 			if errors.Is(m.err, io.EOF) {
 				return nil
@@ -286,16 +288,19 @@ func (s *Server) Process(srv extprocv3.ExternalProcessor_ProcessServer) error {
 // receive feeds out until Recv fails. gRPC makes Recv fail once Process has
 // returned (the stream's context is cancelled), and done keeps the send from
 // blocking after that, so the goroutine always ends with its stream.
-func (s *Server) receive(srv extprocv3.ExternalProcessor_ProcessServer, out chan<- received, done <-chan struct{}) {
+// readAhead counts what it holds reserved for messages not yet taken over.
+func (s *Server) receive(srv extprocv3.ExternalProcessor_ProcessServer, out chan<- received, done <-chan struct{}, readAhead *atomic.Int64) {
 	for {
 		req, err := srv.Recv()
 		m := received{req: req, err: err}
 		s.reserveReadAhead(&m)
+		readAhead.Add(m.held)
 		select {
 		case out <- m:
 		case <-done:
 			if m.held > 0 {
 				s.budget.release(m.held)
+				readAhead.Add(-m.held)
 			}
 			return
 		}

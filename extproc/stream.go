@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	filterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_proc/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
@@ -29,6 +30,11 @@ type stream struct {
 	subset        []string // non-nil once a subset hint was seen
 	body          []byte   // accumulated in FULL_DUPLEX_STREAMED
 	held          int64    // cap(body), reserved from the server's budget
+	// readAhead is what the stream's receive goroutine holds reserved for
+	// messages read ahead and not yet taken over (see readahead.go). The
+	// stream's own reservations may overdraw the budget by that much: those
+	// bytes are this stream's, reserved moments early.
+	readAhead atomic.Int64
 
 	decision *scorer.Decision
 	life     lifecycle // drives decision; set with it
