@@ -99,14 +99,21 @@ func stampLocked(s *keySlot, tick uint32) {
 // remove drops one copy of key on m for h. found is false when h held no copy
 // on m; gone is true when h's entry ended.
 func (c *core) remove(key Key, h holderID, m Medium) (found, gone bool) {
-	at, prev := c.find(c.keys.head(key), h)
+	// One probe of the key table serves the whole removal: the slot found
+	// here is unlinked by index (unlinkAt), not probed for again.
+	p := c.keys.part(key)
+	i, ok := p.find(key)
+	if !ok {
+		return false, false
+	}
+	at, prev := c.find(p.slots[i].head, h)
 	if at == 0 || !c.at(at).refs.remove(m) {
 		return false, false
 	}
 	if c.at(at).refs.total() > 0 {
 		return true, false
 	}
-	c.unlink(key, at, prev)
+	c.unlinkAt(p, i, at, prev)
 	return true, true
 }
 
@@ -152,16 +159,34 @@ func (c *core) holdsEndpoint(key Key, ep uint32) bool {
 }
 
 func (c *core) unlink(key Key, at, prev uint32) {
+	if prev != 0 {
+		c.at(prev).next = c.at(at).next
+		c.free(at)
+		return
+	}
+	p := c.keys.part(key)
+	i, _ := p.find(key)
+	c.unlinkAt(p, i, at, prev)
+}
+
+// unlinkAt is unlink for a key whose slot is slot i of part p (what
+// p.find returned for it), without probing for the slot again.
+func (c *core) unlinkAt(p *flatKeys, i uint64, at, prev uint32) {
 	e := c.at(at)
 	switch {
 	case prev != 0:
 		c.at(prev).next = e.next
 	case e.next == 0:
-		c.keys.remove(key)
+		c.keys.removeAt(p, i)
 	default:
-		c.keys.slot(key).head = e.next // the stamp stays with the key
+		p.slots[i].head = e.next // the stamp stays with the key
 	}
-	*e = entry{next: c.freeEntry}
+	c.free(at)
+}
+
+// free puts entry at, unlinked, on the free list.
+func (c *core) free(at uint32) {
+	*c.at(at) = entry{next: c.freeEntry}
 	c.freeEntry = at
 	c.nEntries--
 }

@@ -57,7 +57,9 @@ func (t *revTable) touchAll(hashes []uint64) {
 	for _, h := range hashes {
 		p := t.part(h)
 		if len(p.slots) != 0 {
-			sink += p.slots[p.home(h)].hash
+			// The slot after home too, as keyTable.touch does.
+			i := p.home(h)
+			sink += p.slots[i].hash + p.slots[(i+1)&p.mask()].hash
 		}
 	}
 	runtime.KeepAlive(sink)
