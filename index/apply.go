@@ -42,9 +42,9 @@ type ChangeResult struct {
 // themselves, and batches of one event that need it fall back to them
 // block by block as Store and Remove do. TestApplyMatchesOneByOne and
 // FuzzApply compare the result with storeBlock and removeBlock by looking
-// up every chain. Under eviction the reverse table is compacted after each
-// plan rather than after each event, as eviction itself already depends on
-// batching.
+// up every chain. Under eviction the reverse table is compacted once per
+// message rather than after each event, as eviction itself already depends
+// on batching.
 func (ix *Index) Apply(endpoint string, rank int, changes []Change, results []ChangeResult) {
 	results = results[:len(changes)]
 	hd, err := ix.holderFor(endpoint, rank, false)
@@ -79,6 +79,7 @@ func (ix *Index) Apply(endpoint string, rank int, changes []Change, results []Ch
 		}
 	}
 	ix.flush(pl, results)
+	ix.compact(hd)
 	hd.mu.Unlock()
 	ix.report(*out)
 	if n := pl.stored; n > 0 {
@@ -116,6 +117,7 @@ const planMax = 64
 type planOp struct {
 	key    Key
 	hash   uint64 // a removal's engine hash, for its reverse entry
+	revAt  uint64 // where lookup found hash in the reverse table
 	change int32  // index of the Change in Apply's results
 	remove bool
 	known  bool // a store: the holder already mapped hash to key
@@ -227,63 +229,62 @@ func (ix *Index) planStore(pl *plan, ch *Change, i int, results []ChangeResult) 
 	pl.stored += n
 }
 
-// planStoreBatch plans up to eventBatch blocks of one store, or applies them
-// at once through storeBatch when storeBatch would take them block by
-// block (see storeBatch).
+// planStoreBatch plans up to eventBatch blocks of one store. The reverse
+// table is updated as storeBlock would, one swap per block (so a hash
+// repeated in the batch sees its earlier block, as one by one); a hash that
+// named another key (whose old entry must be dropped under its own shard
+// lock) sends the batch through storeSwapped block by block instead.
 func (ix *Index) planStoreBatch(pl *plan, hashes []uint64, keys []Key, m Medium, tick uint32, change int32, results []ChangeResult) {
 	hd := pl.hd
 	if pl.n+len(hashes) > planMax || pl.anyPendingRemove(hashes) {
 		ix.flush(pl, results)
 	}
 	var known [eventBatch]bool
+	var old [eventBatch]Key
+	rebound := false
 	hd.rev.touchAll(hashes)
-	sequential := repeats(hashes)
 	for j, h := range hashes {
-		old, ok := hd.rev.get(h)
-		known[j] = ok
-		sequential = sequential || (ok && old != keys[j])
+		old[j], known[j] = hd.rev.swap(h, keys[j])
+		rebound = rebound || (known[j] && old[j] != keys[j])
 	}
-	if sequential {
+	if rebound {
+		// The plan so far first: its blocks come before these.
 		ix.flush(pl, results)
-		ix.storeBatch(hd, hashes, keys, m, pl.now, tick, pl.out)
+		for j := range hashes {
+			ix.storeSwapped(hd, keys[j], old[j], known[j], m, pl.now, tick, pl.out)
+		}
 		return
 	}
-	for j, h := range hashes {
-		hd.rev.put(h, keys[j])
+	for j := range hashes {
 		pl.ops[pl.n] = planOp{key: keys[j], change: change, known: known[j], medium: m, tick: tick}
 		pl.n++
 	}
 }
 
 // planRemove plans a removal as Remove would apply it; the caller holds the
-// holder's lock.
+// holder's lock. A hash the plan already removes (repeated in the event,
+// or in an earlier one) first flushes the plan, whose removal may drop its
+// reverse entry.
 func (ix *Index) planRemove(pl *plan, ch *Change, i int, results []ChangeResult) {
 	hd, res := pl.hd, &results[i]
 	for base := 0; base < len(ch.Hashes); base += eventBatch {
 		hashes := ch.Hashes[base:min(base+eventBatch, len(ch.Hashes))]
-		if pl.n+len(hashes) > planMax || pl.anyPendingRemove(hashes) {
+		if pl.n+len(hashes) > planMax {
 			ix.flush(pl, results)
 		}
 		hd.rev.touchAll(hashes)
-		if repeats(hashes) {
-			ix.flush(pl, results)
-			found := ix.removeBatch(hd, hashes, ch.Medium)
-			res.Unknown += len(hashes) - found
-			pl.removed += found
-			pl.unknown += len(hashes) - found
-			continue
-		}
 		for _, h := range hashes {
-			k, ok := hd.rev.get(h)
-			if !ok {
-				res.Unknown++
-				pl.unknown++
-				continue
+			if pl.pendingRemove(h) {
+				ix.flush(pl, results)
 			}
 			// Counted as unknown until flush finds the copy.
 			res.Unknown++
 			pl.unknown++
-			pl.ops[pl.n] = planOp{key: k, hash: h, change: int32(i), remove: true, medium: ch.Medium}
+			k, at, ok := hd.rev.lookup(h)
+			if !ok {
+				continue
+			}
+			pl.ops[pl.n] = planOp{key: k, hash: h, revAt: at, change: int32(i), remove: true, medium: ch.Medium}
 			pl.n++
 			pl.removes[pl.nrem] = h
 			pl.nrem++
@@ -372,9 +373,8 @@ func (ix *Index) flush(pl *plan, results []ChangeResult) {
 	}
 	for j := range ops {
 		if drop[j] {
-			hd.rev.delete(ops[j].hash)
+			hd.rev.deleteAt(ops[j].hash, ops[j].revAt)
 		}
 	}
 	pl.n, pl.nrem, pl.filter = 0, 0, [4]uint64{}
-	ix.compact(hd)
 }

@@ -77,6 +77,11 @@ func TestApplyMatchesOneByOne(t *testing.T) {
 			{changes: []Change{storeChange(1, 0, 6, MediumGPU)}},
 			{changes: []Change{removeChange(MediumGPU, h(1, 2), h(1, 2), h(1, 5)), removeChange(MediumGPU, h(1, 4), h(1, 2)), removeChange(MediumGPU, h(1, 0))}},
 		}},
+		{"a hash removed twice around a store of its block under another hash", []applyMsg{
+			{changes: []Change{storeChange(1, 0, 4, MediumGPU)}},
+			{changes: []Change{removeChange(MediumGPU, h(1, 2)), {Stored: Stored{Hashes: seq(5, 0, 4), Tokens: tokens(1, 0, 4),
+				BlockSize: testBS, Identity: testID, Medium: MediumGPU}}, removeChange(MediumGPU, h(1, 2), h(1, 3))}},
+		}},
 		{"a hash rebound to other blocks", []applyMsg{
 			{changes: []Change{storeChange(1, 0, 4, MediumGPU)}},
 			{changes: []Change{storeChange(2, 0, 3, MediumGPU), {Stored: Stored{Hashes: seq(1, 0, 4), Tokens: tokens(2, 4, 4),
