@@ -118,7 +118,9 @@ type planOp struct {
 	key    Key
 	hash   uint64 // a removal's engine hash, for its reverse entry
 	revAt  uint64 // where lookup found hash in the reverse table
-	change int32  // index of the Change in Apply's results
+	slotAt uint64 // a removal: where flush's probe found key (hinted)
+	hinted bool
+	change int32 // index of the Change in Apply's results
 	remove bool
 	known  bool // a store: the holder already mapped hash to key
 	medium Medium
@@ -326,8 +328,10 @@ func (ix *Index) flush(pl *plan, results []ChangeResult) {
 		k := ops[j].key
 		c := &ix.shardOf(k).c
 		if ops[j].remove {
-			if h := c.keys.head(k); h != 0 {
-				hsink += c.at(h).holder
+			p := c.keys.part(k)
+			if i, ok := p.find(k); ok {
+				ops[j].slotAt, ops[j].hinted = i, true
+				hsink += c.at(p.slots[i].head).holder
 			}
 		} else if c.spec.n != 0 {
 			if h := c.spec.heads.head(k); h != 0 {
@@ -338,12 +342,21 @@ func (ix *Index) flush(pl *plan, results []ChangeResult) {
 	runtime.KeepAlive(hsink)
 	runtime.KeepAlive(sink)
 	var drop [planMax]bool
+	var stored storeShards
 	live := 0
 	for j := range ops {
 		op := &ops[j]
 		c := &ix.shardOf(op.key).c
+		if !op.remove {
+			stored.add(ix, op.key)
+		}
 		if op.remove {
-			f, g := c.remove(op.key, hd.id, op.medium)
+			var f, g bool
+			if op.hinted {
+				f, g = c.removeHinted(op.key, op.slotAt, hd.id, op.medium)
+			} else {
+				f, g = c.remove(op.key, hd.id, op.medium)
+			}
 			if f {
 				results[op.change].Unknown--
 				pl.unknown--
@@ -363,9 +376,13 @@ func (ix *Index) flush(pl *plan, results []ChangeResult) {
 		}
 		c.spec.confirm(op.key, hd.id.endpoint(), now, out)
 	}
+	// As in storeBatch and removeBatch, only a store's shards expire
+	// predictions and evict: removals never grow a shard.
 	for _, i := range shards {
 		s := &ix.shards[i]
-		ix.afterWrite(s, now, out)
+		if stored.has(ix, ops, i) {
+			ix.afterWrite(s, now, out)
+		}
 		s.mu.Unlock()
 	}
 	if live != 0 {
@@ -377,4 +394,33 @@ func (ix *Index) flush(pl *plan, results []ChangeResult) {
 		}
 	}
 	pl.n, pl.nrem, pl.filter = 0, 0, [4]uint64{}
+}
+
+// storeShards records which shards a plan stored into: a bit set up to 64
+// shards, else (a rare configuration) a scan of the plan's stores.
+type storeShards struct {
+	set uint64
+	any bool
+}
+
+func (st *storeShards) add(ix *Index, k Key) {
+	st.any = true
+	if len(ix.shards) <= 64 {
+		st.set |= 1 << ix.shardIndex(k)
+	}
+}
+
+func (st *storeShards) has(ix *Index, ops []planOp, shard uint64) bool {
+	if !st.any {
+		return false
+	}
+	if len(ix.shards) <= 64 {
+		return st.set&(1<<shard) != 0
+	}
+	for j := range ops {
+		if !ops[j].remove && ix.shardIndex(ops[j].key) == shard {
+			return true
+		}
+	}
+	return false
 }

@@ -106,6 +106,22 @@ func (c *core) remove(key Key, h holderID, m Medium) (found, gone bool) {
 	if !ok {
 		return false, false
 	}
+	return c.removeFound(key, p, i, h, m)
+}
+
+// removeHinted is remove for a key that an earlier probe found at slot i
+// of its part; writes since may have moved it (a growth, a backward shift),
+// so the slot is checked, and the key probed for if it moved.
+func (c *core) removeHinted(key Key, i uint64, h holderID, m Medium) (found, gone bool) {
+	p := c.keys.part(key)
+	if i >= uint64(len(p.slots)) || p.slots[i].head == 0 || p.slots[i].key != key {
+		return c.remove(key, h, m)
+	}
+	return c.removeFound(key, p, i, h, m)
+}
+
+// removeFound is remove once key's slot is known: slot i of part p.
+func (c *core) removeFound(key Key, p *flatKeys, i uint64, h holderID, m Medium) (found, gone bool) {
 	at, prev := c.find(p.slots[i].head, h)
 	if at == 0 || !c.at(at).refs.remove(m) {
 		return false, false
