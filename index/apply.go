@@ -36,13 +36,14 @@ type ChangeResult struct {
 // instead of Store and Remove's two lock rounds and five rounds.
 //
 // A block that would see a different reverse table in the plan than one by
-// one (a hash or parent hash that an earlier removal of the same plan may
-// drop) ends the plan first; events the batched paths do not take
-// (token-less stores, a holder not seen yet) go through Store and Remove
-// themselves, and batches of one event that need it fall back to them
-// block by block as Store and Remove do. TestApplyMatchesOneByOne and
-// FuzzApply compare the result with storeBlock and removeBlock by looking
-// up every chain. Under eviction the reverse table is compacted once per
+// one (a hash or parent hash that a removal already in the plan may drop)
+// ends the plan first; a stored hash that named another key is applied
+// block by block (storeSwapped) after the plan so far; events the batched
+// paths do not take (token-less stores, a holder not seen yet) go through
+// Store and Remove themselves. TestApplyMatchesOneByOne and FuzzApply
+// compare the results, the lookups of every chain and stored key, the
+// reverse tables and the counters with storeBlock and removeBlock applied
+// one by one. Under eviction the reverse table is compacted once per
 // message rather than after each event, as eviction itself already depends
 // on batching.
 func (ix *Index) Apply(endpoint string, rank int, changes []Change, results []ChangeResult) {
