@@ -73,6 +73,31 @@ func (ix *Index) probeBatch(keys []Key) {
 	runtime.KeepAlive(sink) // keeps the probes from being optimized away
 }
 
+// probeKeys is probeBatch without the prediction slots, for removals,
+// which never read them.
+func (ix *Index) probeKeys(keys []Key) {
+	var sink uint32
+	for _, k := range keys {
+		sink += ix.shardOf(k).c.keys.touch(k)
+	}
+	runtime.KeepAlive(sink)
+}
+
+// probeFree loads the head of each shard's free entry list, which the
+// batch's first new entry in that shard pops: the list is a stack whose
+// deeper entries were freed long ago, so without it each pop could wait for
+// a miss of its own. The caller holds the shards' locks.
+func (ix *Index) probeFree(shards []uint64) {
+	var sink uint32
+	for _, i := range shards {
+		c := &ix.shards[i].c
+		if f := c.freeEntry; f != 0 {
+			sink += c.at(f).next
+		}
+	}
+	runtime.KeepAlive(sink)
+}
+
 // probeEntries loads the head entry of every key's list (their slots are
 // cached by probeBatch), so that removals find their entries without a miss
 // each; the caller holds the keys' shard locks.
@@ -106,14 +131,18 @@ func (ix *Index) probeSpecs(keys []Key) {
 	runtime.KeepAlive(sink)
 }
 
-// touch reads k's home slot in its part (see probeBatch). Declared here
-// rather than in keytable.go because only the event paths' batches use it.
+// touch reads k's home slot in its part (see probeBatch), and the slot
+// after it: when the home slot ends its cache line, an insertion's probe or
+// a deletion's backward shift reads the next line, and that miss would
+// otherwise come alone. Declared here rather than in keytable.go because
+// only the event paths' batches use it.
 func (t *keyTable) touch(k Key) uint32 {
 	p := t.part(k)
 	if len(p.slots) == 0 {
 		return 0
 	}
-	return p.slots[uint64(k)&p.mask].head
+	i := uint64(k) & p.mask
+	return p.slots[i].head + p.slots[(i+1)&p.mask].head
 }
 
 // repeats reports whether hashes (at most eventBatch) holds a value twice.
@@ -150,6 +179,7 @@ func (ix *Index) storeBatch(hd *holder, hashes []uint64, keys []Key, m Medium, n
 	var buf [eventBatch]uint64
 	shards := ix.lockBatch(keys, buf[:])
 	ix.probeBatch(keys)
+	ix.probeFree(shards)
 	ix.probeSpecs(keys)
 	created := 0
 	for j, k := range keys {
@@ -197,7 +227,7 @@ func (ix *Index) removeBatch(hd *holder, hashes []uint64, m Medium) int {
 	}
 	var buf [eventBatch]uint64
 	shards := ix.lockBatch(keys, buf[:])
-	ix.probeBatch(keys)
+	ix.probeKeys(keys)
 	ix.probeEntries(keys)
 	var drop [eventBatch]bool
 	found, gone := 0, 0

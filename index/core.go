@@ -99,14 +99,37 @@ func stampLocked(s *keySlot, tick uint32) {
 // remove drops one copy of key on m for h. found is false when h held no copy
 // on m; gone is true when h's entry ended.
 func (c *core) remove(key Key, h holderID, m Medium) (found, gone bool) {
-	at, prev := c.find(c.keys.head(key), h)
+	// One probe of the key table serves the whole removal: the slot found
+	// here is unlinked by index (unlinkAt), not probed for again.
+	p := c.keys.part(key)
+	i, ok := p.find(key)
+	if !ok {
+		return false, false
+	}
+	return c.removeFound(key, p, i, h, m)
+}
+
+// removeHinted is remove for a key that an earlier probe found at slot i
+// of its part; writes since may have moved it (a growth, a backward shift),
+// so the slot is checked, and the key probed for if it moved.
+func (c *core) removeHinted(key Key, i uint64, h holderID, m Medium) (found, gone bool) {
+	p := c.keys.part(key)
+	if i >= uint64(len(p.slots)) || p.slots[i].head == 0 || p.slots[i].key != key {
+		return c.remove(key, h, m)
+	}
+	return c.removeFound(key, p, i, h, m)
+}
+
+// removeFound is remove once key's slot is known: slot i of part p.
+func (c *core) removeFound(key Key, p *flatKeys, i uint64, h holderID, m Medium) (found, gone bool) {
+	at, prev := c.find(p.slots[i].head, h)
 	if at == 0 || !c.at(at).refs.remove(m) {
 		return false, false
 	}
 	if c.at(at).refs.total() > 0 {
 		return true, false
 	}
-	c.unlink(key, at, prev)
+	c.unlinkAt(p, i, at, prev)
 	return true, true
 }
 
@@ -152,16 +175,34 @@ func (c *core) holdsEndpoint(key Key, ep uint32) bool {
 }
 
 func (c *core) unlink(key Key, at, prev uint32) {
+	if prev != 0 {
+		c.at(prev).next = c.at(at).next
+		c.free(at)
+		return
+	}
+	p := c.keys.part(key)
+	i, _ := p.find(key)
+	c.unlinkAt(p, i, at, prev)
+}
+
+// unlinkAt is unlink for a key whose slot is slot i of part p (what
+// p.find returned for it), without probing for the slot again.
+func (c *core) unlinkAt(p *flatKeys, i uint64, at, prev uint32) {
 	e := c.at(at)
 	switch {
 	case prev != 0:
 		c.at(prev).next = e.next
 	case e.next == 0:
-		c.keys.remove(key)
+		c.keys.removeAt(p, i)
 	default:
-		c.keys.slot(key).head = e.next // the stamp stays with the key
+		p.slots[i].head = e.next // the stamp stays with the key
 	}
-	*e = entry{next: c.freeEntry}
+	c.free(at)
+}
+
+// free puts entry at, unlinked, on the free list.
+func (c *core) free(at uint32) {
+	*c.at(at) = entry{next: c.freeEntry}
 	c.freeEntry = at
 	c.nEntries--
 }

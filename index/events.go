@@ -141,11 +141,16 @@ func (ix *Index) storeLocked(hd *holder, ev Stored, out *pending) (StoreResult, 
 // reused blocks): counting it twice would keep the block confirmed after its
 // one BlockRemoved.
 func (ix *Index) storeBlock(hd *holder, h uint64, key Key, m Medium, now int64, tick uint32, out *pending) {
-	old, known := hd.rev.get(h)
+	old, known := hd.rev.swap(h, key)
+	ix.storeSwapped(hd, key, old, known, m, now, tick, out)
+}
+
+// storeSwapped is storeBlock once hd.rev maps the block's hash to key; old
+// and known are what it mapped the hash to before.
+func (ix *Index) storeSwapped(hd *holder, key, old Key, known bool, m Medium, now int64, tick uint32, out *pending) {
 	if known && old != key {
 		ix.dropEntry(hd, old)
 	}
-	hd.rev.put(h, key)
 	s := ix.shardOf(key)
 	s.mu.Lock()
 	var created bool

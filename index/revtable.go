@@ -57,10 +57,51 @@ func (t *revTable) touchAll(hashes []uint64) {
 	for _, h := range hashes {
 		p := t.part(h)
 		if len(p.slots) != 0 {
-			sink += p.slots[p.home(h)].hash
+			// The slot after home too, as keyTable.touch does.
+			i := p.home(h)
+			sink += p.slots[i].hash + p.slots[(i+1)&p.mask()].hash
 		}
 	}
 	runtime.KeepAlive(sink)
+}
+
+// swap maps h to key and returns what h mapped to before, as a get
+// followed by a put would, with one probe.
+func (t *revTable) swap(h uint64, key Key) (old Key, ok bool) {
+	if h == 0 {
+		old, ok = t.zeroKey, t.hasZero
+		t.hasZero, t.zeroKey = true, key
+		return old, ok
+	}
+	return t.part(h).swap(h, key)
+}
+
+// lookup is get that also returns where h's slot is, for deleteAt.
+func (t *revTable) lookup(h uint64) (key Key, at uint64, ok bool) {
+	if h == 0 {
+		return t.zeroKey, 0, t.hasZero
+	}
+	p := t.part(h)
+	i, ok := p.find(h)
+	if !ok {
+		return 0, 0, false
+	}
+	return p.slots[i].key, i, true
+}
+
+// deleteAt deletes h, which lookup found at slot at: deletions since may
+// have shifted it back, so at is checked before it is used.
+func (t *revTable) deleteAt(h uint64, at uint64) {
+	if h == 0 {
+		t.hasZero, t.zeroKey = false, 0
+		return
+	}
+	p := t.part(h)
+	if at < uint64(len(p.slots)) && p.slots[at].hash == h {
+		p.deleteSlot(at)
+		return
+	}
+	p.delete(h)
 }
 
 func (t *revTable) put(h uint64, key Key) {
@@ -134,7 +175,7 @@ func (t *flatRev) get(h uint64) (Key, bool) {
 	return 0, false
 }
 
-func (t *flatRev) put(h uint64, key Key) {
+func (t *flatRev) swap(h uint64, key Key) (Key, bool) {
 	if (t.n+1)*maxLoadDen > len(t.slots)*maxLoadNum {
 		t.resize(max(minKeySlots, 2*len(t.slots)))
 	}
@@ -144,14 +185,17 @@ func (t *flatRev) put(h uint64, key Key) {
 		if s.hash == 0 {
 			*s = revSlot{h, key}
 			t.n++
-			return
+			return 0, false
 		}
 		if s.hash == h {
+			old := s.key
 			s.key = key
-			return
+			return old, true
 		}
 	}
 }
+
+func (t *flatRev) put(h uint64, key Key) { t.swap(h, key) }
 
 // resize moves every entry into a new array of size slots (a power of two
 // large enough for them).
@@ -181,10 +225,13 @@ func log2(n int) int {
 }
 
 func (t *flatRev) delete(h uint64) {
-	hole, ok := t.find(h)
-	if !ok {
-		return
+	if hole, ok := t.find(h); ok {
+		t.deleteSlot(hole)
 	}
+}
+
+// deleteSlot deletes the occupied slot hole.
+func (t *flatRev) deleteSlot(hole uint64) {
 	m := t.mask()
 	for j := (hole + 1) & m; t.slots[j].hash != 0; j = (j + 1) & m {
 		// As in flatKeys.remove: j may fill the hole unless its home lies

@@ -35,11 +35,73 @@ func NewIndexSink(ix *index.Index, m *Metrics) *IndexSink {
 	return &IndexSink{ix: ix, metrics: &m.sink}
 }
 
-// ApplyBatch applies b's events in order.
+// ApplyBatch applies b's events in order. Runs of stores and removals go
+// to the index together (index.Apply, up to applyRun events at a time), so
+// a message's blocks take one lock round; AllBlocksCleared and unknown
+// kinds end a run and are applied alone.
 func (s *IndexSink) ApplyBatch(src Source, b *wire.Batch) {
+	var run applyRun
 	for i := range b.Events {
-		s.apply(src, &b.Events[i])
+		ev := &b.Events[i]
+		if ev.Kind != wire.KindBlockStored && ev.Kind != wire.KindBlockRemoved {
+			s.flush(src, &run)
+			s.apply(src, ev)
+			continue
+		}
+		if s.skipGroup(src, ev) {
+			s.metrics.events.WithLabelValues(ev.Kind.String(), "sparse_group").Inc()
+			continue
+		}
+		if run.n == len(run.changes) {
+			s.flush(src, &run)
+		}
+		run.events[run.n] = ev
+		run.changes[run.n] = s.change(src, ev)
+		run.n++
 	}
+	s.flush(src, &run)
+}
+
+// applyRun collects the events of one index.Apply call.
+type applyRun struct {
+	n       int
+	events  [8]*wire.Event
+	changes [8]index.Change
+	results [8]index.ChangeResult
+}
+
+// change is ev (a BlockStored or BlockRemoved) as the index takes it.
+func (s *IndexSink) change(src Source, ev *wire.Event) index.Change {
+	if ev.Kind == wire.KindBlockRemoved {
+		return index.Change{Removed: true, Stored: index.Stored{Hashes: ev.BlockHashes, Medium: index.ParseMedium(ev.Medium)}}
+	}
+	return index.Change{Stored: index.Stored{Hashes: ev.BlockHashes,
+		Parent: ev.ParentHash, HasParent: ev.HasParent, Tokens: ev.TokenIDs, BlockSize: ev.BlockSize,
+		Identity: identityOf(src, ev), Medium: index.ParseMedium(ev.Medium), Extra: extraOf(ev)}}
+}
+
+// flush applies run's events and counts each one's outcome as apply does.
+func (s *IndexSink) flush(src Source, run *applyRun) {
+	if run.n == 0 {
+		return
+	}
+	s.ix.Apply(src.Endpoint, src.DPRank, run.changes[:run.n], run.results[:run.n])
+	for i := range run.n {
+		ev, res := run.events[i], &run.results[i]
+		if res.Err != nil {
+			s.metrics.events.WithLabelValues(ev.Kind.String(), "rejected").Inc()
+			s.drop(res.Err)
+			continue
+		}
+		// An unknown parent and removed hashes the index did not hold are
+		// counted by the index; skipped blocks are not, when the event's
+		// token and hash counts disagree.
+		if ev.Kind == wire.KindBlockStored && res.Stored.Skipped > 0 {
+			s.metrics.unkeyed.Add(float64(res.Stored.Skipped))
+		}
+		s.metrics.applied[ev.Kind].Inc()
+	}
+	*run = applyRun{}
 }
 
 // ClearSource forgets what src's rank stored. Predictions for the endpoint
@@ -59,19 +121,11 @@ func (s *IndexSink) ClearEndpoint(endpoint string) {
 	}
 }
 
+// apply applies an event that ends a run: AllBlocksCleared, or a kind the
+// sink does not know.
 func (s *IndexSink) apply(src Source, ev *wire.Event) {
-	if s.skipGroup(src, ev) {
-		s.metrics.events.WithLabelValues(ev.Kind.String(), "sparse_group").Inc()
-		return
-	}
 	var err error
 	switch ev.Kind {
-	case wire.KindBlockStored:
-		err = s.store(src, ev)
-	case wire.KindBlockRemoved:
-		// Hashes the index did not hold are counted by the index itself
-		// (warmroute_index_unknown_removed_total).
-		_, err = s.ix.Remove(src.Endpoint, src.DPRank, ev.BlockHashes, index.ParseMedium(ev.Medium))
 	case wire.KindAllBlocksCleared:
 		_, err = s.ix.ClearRank(src.Endpoint, src.DPRank)
 	default:
@@ -82,27 +136,7 @@ func (s *IndexSink) apply(src Source, ev *wire.Event) {
 		s.drop(err)
 		return
 	}
-	if int(ev.Kind) < len(s.metrics.applied) && s.metrics.applied[ev.Kind] != nil {
-		s.metrics.applied[ev.Kind].Inc()
-	} else {
-		s.metrics.events.WithLabelValues(ev.Kind.String(), "applied").Inc()
-	}
-}
-
-func (s *IndexSink) store(src Source, ev *wire.Event) error {
-	res, err := s.ix.Store(index.Stored{Endpoint: src.Endpoint, Rank: src.DPRank, Hashes: ev.BlockHashes,
-		Parent: ev.ParentHash, HasParent: ev.HasParent, Tokens: ev.TokenIDs, BlockSize: ev.BlockSize,
-		Identity: identityOf(src, ev), Medium: index.ParseMedium(ev.Medium), Extra: extraOf(ev)})
-	if err != nil {
-		return err
-	}
-	// An unknown parent is counted by the index
-	// (warmroute_index_unknown_parent_total); skipped blocks are not, when
-	// the event's token and hash counts disagree.
-	if res.Skipped > 0 {
-		s.metrics.unkeyed.Add(float64(res.Skipped))
-	}
-	return nil
+	s.metrics.applied[ev.Kind].Inc()
 }
 
 // errUnknownKind guards against a Kind added to the decoder but not here.

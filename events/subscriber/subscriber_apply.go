@@ -181,7 +181,9 @@ func (s *Subscriber) recordApplied(st *streamState, b *wire.Batch, seq uint64, r
 	st.fresh.LastEvent, st.fresh.LastSeq, st.fresh.HasSeq, st.fresh.Relay = at, seq, true, relay
 	s.mu.Unlock()
 	s.metrics.appliedMsgs.Inc()
-	s.metrics.skippedEvents.Add(float64(b.Skipped))
+	if b.Skipped > 0 { // an atomic add even of zero
+		s.metrics.skippedEvents.Add(float64(b.Skipped))
+	}
 	// One counter update per kind and message, not per event.
 	var stored, removed int
 	var sawStored, sawRemoved bool

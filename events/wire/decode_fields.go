@@ -349,9 +349,38 @@ func decodeExtraKeys(r *reader, b *Batch) ([][]byte, error) {
 // readToken's calls; what it accepts decodes exactly as readToken would.
 func readTokensFast(r *reader, b *Batch, n int) int {
 	p, off := r.b, r.off
-	out := b.tokens
+	base := len(b.tokens)
+	// decodeTokens has grown the arena by n, so ids are written by index.
+	dst := b.tokens[base : base+n]
 	i := 0
-	for ; i < n && off < len(p); i++ {
+	// While five bytes remain (the longest encoding), each id is read from
+	// one five-byte window: a fixed-length slice whose indexes the compiler
+	// proves in bounds, so an id costs about a dozen instructions instead
+	// of the forty that re-slicing p per encoding took.
+	for ; i < len(dst) && off <= len(p)-5; i++ {
+		q := (*[5]byte)(p[off : off+5])
+		var t uint32
+		switch c := q[0]; {
+		case c <= 0x7f:
+			t = uint32(c)
+			off++
+		case c == mpUint16:
+			t = uint32(q[1])<<8 | uint32(q[2])
+			off += 3
+		case c == mpUint32:
+			t = uint32(q[1])<<24 | uint32(q[2])<<16 | uint32(q[3])<<8 | uint32(q[4])
+			off += 5
+		case c == mpUint8:
+			t = uint32(q[1])
+			off += 2
+		default:
+			r.off, b.tokens = off, b.tokens[:base+i]
+			return i
+		}
+		dst[i] = t
+	}
+	// The last few bytes, each encoding checked against the end.
+	for ; i < len(dst) && off < len(p); i++ {
 		var t uint32
 		switch c := p[off]; {
 		case c <= 0x7f:
@@ -367,12 +396,12 @@ func readTokensFast(r *reader, b *Batch, n int) int {
 			t = binary.BigEndian.Uint32(p[off+1:])
 			off += 5
 		default:
-			r.off, b.tokens = off, out
+			r.off, b.tokens = off, b.tokens[:base+i]
 			return i
 		}
-		out = append(out, t)
+		dst[i] = t
 	}
-	r.off, b.tokens = off, out
+	r.off, b.tokens = off, b.tokens[:base+i]
 	return i
 }
 
