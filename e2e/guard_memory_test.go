@@ -128,10 +128,15 @@ func TestSlowBodiesStayWithinTheBudget(t *testing.T) {
 	m := scrape(t, st)
 	heap, buffered := heapInuse(t, st), m.Sum("warmroute_extproc_buffered_bytes", nil)
 	refused := m.Sum("warmroute_extproc_requests_total", map[string]string{"outcome": "overloaded"})
-	t.Logf("%d slow connections: heap in use %.1f MiB before, %.1f MiB with them; %.1f MiB of bodies buffered; %v refused",
-		slowConns, before/(1<<20), heap/(1<<20), buffered/(1<<20), refused)
-	if buffered > slowBudget {
-		t.Errorf("buffered bytes %v exceed the budget %d", buffered, slowBudget)
+	held := m.Sum("warmroute_extproc_streams_active", nil)
+	t.Logf("%d slow connections: heap in use %.1f MiB before, %.1f MiB with them; %.0f bytes of bodies buffered; %v refused",
+		slowConns, before/(1<<20), heap/(1<<20), buffered, refused)
+	// A message read ahead is reserved before its stream takes it over and
+	// may overdraw the budget (by design, up to one gRPC message in all):
+	// here each held stream can have at most its one trickled byte read
+	// ahead at the moment of the scrape.
+	if buffered > slowBudget+held {
+		t.Errorf("buffered bytes %v exceed the budget %d plus one read-ahead byte for each of %v held streams", buffered, slowBudget, held)
 	}
 	if heap > slowBudget+slowHeapSlack {
 		t.Errorf("heap in use %.1f MiB, want at most the budget plus %d MiB", heap/(1<<20), slowHeapSlack>>20)
