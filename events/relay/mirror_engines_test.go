@@ -44,16 +44,7 @@ func TestMirrorKeepsEngineIdentities(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.payload, func(t *testing.T) {
-			payload, err := os.ReadFile(filepath.Join("..", "wire", "testdata", "engines", tt.payload+".msgpack"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b wire.Batch
-			if err := wire.DecodeBatch(payload, &b); err != nil {
-				t.Fatal(err)
-			}
-			mr := newMirror(100, mustMetrics(t))
-			mr.apply(0, &b)
+			mr := mirrorOfEnginePayload(t, tt.payload)
 			_, got := mirrored(t, mr, 1<<20)
 			if len(got) != len(tt.want) {
 				t.Fatalf("snapshot holds %v, want %d blocks", held(got), len(tt.want))
@@ -73,16 +64,7 @@ func TestMirrorKeepsEngineIdentities(t *testing.T) {
 		})
 	}
 	t.Run("vllm_multimodal", func(t *testing.T) {
-		payload, err := os.ReadFile(filepath.Join("..", "wire", "testdata", "engines", "vllm_multimodal.msgpack"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b wire.Batch
-		if err := wire.DecodeBatch(payload, &b); err != nil {
-			t.Fatal(err)
-		}
-		mr := newMirror(100, mustMetrics(t))
-		mr.apply(0, &b)
+		mr := mirrorOfEnginePayload(t, "vllm_multimodal")
 		_, got := mirrored(t, mr, 1<<20)
 		var opaque []uint64
 		for _, blk := range got {
@@ -94,4 +76,21 @@ func TestMirrorKeepsEngineIdentities(t *testing.T) {
 			t.Errorf("blocks with media extra keys in the snapshot: %v, want [32 33]", opaque)
 		}
 	})
+}
+
+// mirrorOfEnginePayload is a mirror that applied one of the payloads the
+// engines' own event classes wrote (events/wire/testdata/engines).
+func mirrorOfEnginePayload(t *testing.T, name string) *mirror {
+	t.Helper()
+	payload, err := os.ReadFile(filepath.Join("..", "wire", "testdata", "engines", name+".msgpack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b wire.Batch
+	if err := wire.DecodeBatch(payload, &b); err != nil {
+		t.Fatal(err)
+	}
+	mr := newMirror(100, mustMetrics(t))
+	mr.apply(0, &b)
+	return mr
 }
