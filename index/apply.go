@@ -303,7 +303,7 @@ func (ix *Index) flush(pl *plan, results []ChangeResult) {
 	if pl.n == 0 {
 		return
 	}
-	hd, now, out := pl.hd, pl.now, pl.out
+	hd, out := pl.hd, pl.out
 	ops := pl.ops[:pl.n]
 	keys := pl.keys[:pl.n]
 	for j := range ops {
@@ -311,9 +311,35 @@ func (ix *Index) flush(pl *plan, results []ChangeResult) {
 	}
 	var buf [planMax]uint64
 	shards := ix.lockBatch(keys, buf[:])
-	// First round: every key's slot (and a store's prediction slot) and
-	// every shard's free entry; second: a removal's head entry and a
-	// store's head prediction.
+	ix.touchPlan(ops, shards)
+	var drop [planMax]bool
+	stored, live := ix.applyPlan(pl, ops, results, &drop)
+	// As in storeBatch and removeBatch, only a store's shards expire
+	// predictions and evict: removals never grow a shard.
+	for _, i := range shards {
+		s := &ix.shards[i]
+		if stored.has(ix, ops, i) {
+			ix.afterWrite(s, pl.now, out)
+		}
+		s.mu.Unlock()
+	}
+	if live != 0 {
+		hd.live.Add(int64(live))
+	}
+	for j := range ops {
+		if drop[j] {
+			hd.rev.deleteAt(ops[j].hash, ops[j].revAt)
+		}
+	}
+	pl.n, pl.nrem, pl.filter = 0, 0, [4]uint64{}
+}
+
+// touchPlan loads what the plan's writes will read, in two rounds so the
+// misses overlap: first every key's slot (and a store's prediction slot) and
+// every shard's free entry; then a removal's head entry (recording the slot
+// it found) and a store's head prediction. The caller holds the shards'
+// locks.
+func (ix *Index) touchPlan(ops []planOp, shards []uint64) {
 	var sink uint32
 	for j := range ops {
 		c := &ix.shardOf(ops[j].key).c
@@ -342,15 +368,16 @@ func (ix *Index) flush(pl *plan, results []ChangeResult) {
 	}
 	runtime.KeepAlive(hsink)
 	runtime.KeepAlive(sink)
-	var drop [planMax]bool
-	var stored storeShards
-	live := 0
+}
+
+// applyPlan writes the plan's blocks in message order under the shards'
+// locks: it marks in drop the blocks whose reverse entries go, and returns
+// the shards stored into and the change in the holder's live blocks.
+func (ix *Index) applyPlan(pl *plan, ops []planOp, results []ChangeResult, drop *[planMax]bool) (stored storeShards, live int) {
+	hd := pl.hd
 	for j := range ops {
 		op := &ops[j]
 		c := &ix.shardOf(op.key).c
-		if !op.remove {
-			stored.add(ix, op.key)
-		}
 		if op.remove {
 			var f, g bool
 			if op.hinted {
@@ -369,32 +396,16 @@ func (ix *Index) flush(pl *plan, results []ChangeResult) {
 			drop[j] = g || (!f && !c.holds(op.key, hd.id))
 			continue
 		}
+		stored.add(ix, op.key)
 		if op.known && c.holdsOn(op.key, hd.id, op.medium) {
 			c.touch(op.key, op.tick)
 			pl.reannounced++
 		} else if c.add(op.key, hd.id, op.medium, op.tick) {
 			live++
 		}
-		c.spec.confirm(op.key, hd.id.endpoint(), now, out)
+		c.spec.confirm(op.key, hd.id.endpoint(), pl.now, pl.out)
 	}
-	// As in storeBatch and removeBatch, only a store's shards expire
-	// predictions and evict: removals never grow a shard.
-	for _, i := range shards {
-		s := &ix.shards[i]
-		if stored.has(ix, ops, i) {
-			ix.afterWrite(s, now, out)
-		}
-		s.mu.Unlock()
-	}
-	if live != 0 {
-		hd.live.Add(int64(live))
-	}
-	for j := range ops {
-		if drop[j] {
-			hd.rev.deleteAt(ops[j].hash, ops[j].revAt)
-		}
-	}
-	pl.n, pl.nrem, pl.filter = 0, 0, [4]uint64{}
+	return stored, live
 }
 
 // storeShards records which shards a plan stored into: a bit set up to 64
