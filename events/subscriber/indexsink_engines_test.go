@@ -57,15 +57,7 @@ func TestIndexSinkEngineIdentities(t *testing.T) {
 				if err := wire.DecodeBatch(payload, &b); err != nil {
 					t.Fatal(err)
 				}
-				ix, err := index.New(index.Options{BlockSize: 8})
-				if err != nil {
-					t.Fatal(err)
-				}
-				reg := prometheus.NewRegistry()
-				m, err := subscriber.NewMetrics(reg)
-				if err != nil {
-					t.Fatal(err)
-				}
+				ix, m, reg := indexWithMetrics(t, index.Options{BlockSize: 8})
 				sink := subscriber.NewIndexSink(ix, m)
 				src := subscriber.Source{Model: testModel, Endpoint: sinkEndpoint}
 				if viaSnapshot {

@@ -96,15 +96,7 @@ func indexSinkCases() []sinkCase {
 func TestIndexSink(t *testing.T) {
 	for _, tc := range indexSinkCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			ix, err := index.New(index.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			reg := prometheus.NewRegistry()
-			sm, err := subscriber.NewMetrics(reg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ix, sm, reg := indexWithMetrics(t, index.Options{})
 			tc.apply(subscriber.NewIndexSink(ix, sm))
 			m := lookup(t, ix, tc.id, 3)
 			if m.Blocks() != tc.wantBlocks || m.Weighted < tc.wantWeight-1e-9 || m.Weighted > tc.wantWeight+1e-9 {
@@ -138,15 +130,7 @@ func TestIndexSinkLeavesIndexCountsToTheIndex(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ix, err := index.New(index.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			reg := prometheus.NewRegistry()
-			m, err := subscriber.NewMetrics(reg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ix, m, reg := indexWithMetrics(t, index.Options{})
 			subscriber.NewIndexSink(ix, m).ApplyBatch(src, batchOf(tt.ev))
 			if got := tt.count(ix.Stats()); got != 1 {
 				t.Fatalf("index counted %d, want 1", got)
@@ -205,3 +189,19 @@ func BenchmarkIndexSinkApply(b *testing.B) {
 }
 
 func benchName(what string, n int) string { return fmt.Sprintf("%s=%d", what, n) }
+
+// indexWithMetrics is an index with opts and the subscriber's metrics on a
+// registry of their own, as most tests of the sink and subscriber need.
+func indexWithMetrics(t testing.TB, opts index.Options) (*index.Index, *subscriber.Metrics, *prometheus.Registry) {
+	t.Helper()
+	ix, err := index.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m, err := subscriber.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix, m, reg
+}

@@ -119,15 +119,7 @@ type syncRouter struct {
 
 func startSyncRouter(t *testing.T, nc *nats.Conn, chunkTimeout time.Duration) *syncRouter {
 	t.Helper()
-	ix, err := index.New(index.Options{BlockSize: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	m, err := subscriber.NewMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix, m, reg := indexWithMetrics(t, index.Options{BlockSize: 16})
 	cfg := discovering
 	cfg.SyncChunkTimeout = chunkTimeout
 	sub := eventstest.StartSubscriber(t, nc, cfg, subscriber.Follow{Models: []string{testModel}}, m,
