@@ -46,6 +46,7 @@ func Open(cfg Config, name string, m *Metrics, log *slog.Logger) (*Client, error
 			return nil, err
 		}
 		extra = c.embedded.InProcessOptions()
+		c.monitor.inProcess = c.url
 	}
 	nc, err := connect.connect(extra...)
 	if err != nil {

@@ -1,9 +1,12 @@
 package bus_test
 
 import (
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/warmroute/warmroute/events/bus"
+	"github.com/warmroute/warmroute/internal/testlog"
 )
 
 func TestOpenEmbedded(t *testing.T) {
@@ -21,6 +24,27 @@ func TestOpenEmbedded(t *testing.T) {
 	c.Close() // idempotent
 	if !c.Conn().IsClosed() {
 		t.Error("connection open after Close")
+	}
+}
+
+// The embedded server's connection is in-process; the log names the
+// server's own address, not nats.go's default URL (which a test on another
+// port once showed as "nats://127.0.0.1:4222").
+func TestOpenEmbeddedLogsItsAddress(t *testing.T) {
+	var logs testlog.Buffer
+	c, err := bus.Open(bus.Config{Listen: "127.0.0.1:0"}, "test", nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var connected string
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, `msg="NATS connected"`) {
+			connected = line
+		}
+	}
+	if !strings.Contains(connected, "url="+c.URL()+" ") || !strings.Contains(connected, "in_process=true") {
+		t.Fatalf("connected line %q does not name the embedded server %s in-process; log:\n%s", connected, c.URL(), logs.String())
 	}
 }
 

@@ -20,6 +20,9 @@ type Monitor struct {
 	m   *Metrics
 	log *slog.Logger
 	now func() time.Time
+	// inProcess is the embedded server's client URL when the connection is
+	// in-process: nats.go then reports its default URL, not the server's.
+	inProcess string
 
 	mu     sync.Mutex
 	up     bool
@@ -116,6 +119,10 @@ func (mo *Monitor) markUp(nc *nats.Conn, msg string) {
 	mo.mu.Unlock()
 	mo.m.connected.Set(1)
 	if !was {
+		if mo.inProcess != "" {
+			mo.log.Info(msg, "url", mo.inProcess, "in_process", true, "down_for", mo.now().Sub(since).Round(time.Millisecond))
+			return
+		}
 		mo.log.Info(msg, "url", nc.ConnectedUrlRedacted(), "down_for", mo.now().Sub(since).Round(time.Millisecond))
 	}
 }
