@@ -71,15 +71,24 @@ func seqRestartAfterResync(t *testing.T, f *faultRun) {
 	s.do(t, e, "store a 3", "store b 2", "store a 1")
 	f.settle("before the relay restart", s.divergence(t, e.Addr, e))
 	ctx := context.Background()
+	epochSyncs := map[string]string{"reason": "epoch", "result": "ok"}
+	synced := counter(t, s.metrics(), "warmroute_events_subscriber_syncs_total", epochSyncs)
 	s.relays[0].Kill()
 	if err := s.relays[0].Restart(ctx); err != nil { // resyncs from seq 0 on start
 		t.Fatal(err)
 	}
-	resets := counter(t, s.metrics(), "warmroute_events_subscriber_resets_total", nil)
+	// The new relay instance is a new epoch: the router syncs from its
+	// mirror. The engine restarts straight after that sync; had it
+	// restarted during it, the snapshot could already cover the restart's
+	// reset, and the router would count no reset (the subscriber tests
+	// cover that order).
+	wantCounter(t, s.metrics(), "warmroute_events_subscriber_syncs_total", epochSyncs, synced, 1)
+	restarts := map[string]string{"reason": "restart"}
+	resets := counter(t, s.metrics(), "warmroute_events_subscriber_resets_total", restarts)
 	at := time.Now()
 	s.do(t, e, "restart", "store c 2", "store d 1", "store c 1", "store e 1")
 	f.converged(at, "after the engine's sequence started over", s.divergence(t, e.Addr, e))
-	wantCounter(t, s.metrics(), "warmroute_events_subscriber_resets_total", nil, resets, 1)
+	wantCounter(t, s.metrics(), "warmroute_events_subscriber_resets_total", restarts, resets, 1)
 }
 
 // reannouncements: vLLM with kv_cache_report_mode=full announces reused

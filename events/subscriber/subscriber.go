@@ -101,6 +101,9 @@ type inbound struct {
 	heartbeat bool
 	at        time.Time
 	replayed  bool // from the JetStream stream at start-up, not the live path
+	// synced counts the successful syncs this message was held through
+	// (holdDuringSync, finishSync); see staleEpochAfter.
+	synced int
 }
 
 // New prepares a subscriber on nc; it follows nothing until Start. m comes

@@ -102,12 +102,26 @@ func resetLabel(reason string) string {
 	return "other"
 }
 
+// staleEpochAfter is how many successful syncs a held batch of another
+// epoch goes through before it is dropped as stale. The first snapshot may
+// predate the batch's epoch (the relay moved on while answering), so the
+// batch asks once more; a second snapshot of another epoch means the relay
+// has left the batch's epoch.
+const staleEpochAfter = 2
+
 func (s *Subscriber) applyBatch(src Source, st *streamState, in inbound, seq uint64, relay string, epoch uint64) {
 	// One epoch is one relay instance's view of one engine, so within it a
 	// batch is never another relay's or another engine's stream.
 	sameEpoch := epoch != 0 && epoch == st.epoch
 	canSync := epoch != 0 && s.replacer != nil
 	switch {
+	case canSync && st.epoch != 0 && !sameEpoch && in.synced >= staleEpochAfter:
+		// Held through syncs whose snapshots all named another epoch: the
+		// relay has left this one, and what the batch did is in (or was
+		// undone by) the state the router synced. Asking again would only
+		// bring the same snapshot and hold the batch once more, for ever.
+		s.metrics.messages.WithLabelValues("stale_epoch").Inc()
+		return
 	case canSync && st.epoch != 0 && !sameEpoch:
 		// Another epoch without the reset that starts it (a restarted
 		// relay, or a reset the router missed; its batch may even look like

@@ -184,6 +184,9 @@ func (s *Subscriber) finishSync(res syncResult) {
 	s.refreshDown()
 	s.mu.Unlock()
 	for _, in := range buffered {
+		if res.err == nil {
+			in.synced++
+		}
 		s.handle(in)
 	}
 	if overflowed {

@@ -150,22 +150,32 @@ func (r *syncRouter) waitRun(t *testing.T, n, want int) {
 
 func (r *syncRouter) syncs(t *testing.T, reason, result string) float64 {
 	t.Helper()
+	return r.counter(t, "warmroute_events_subscriber_syncs_total", map[string]string{"reason": reason, "result": result})
+}
+
+// counter is the value of the named counter whose labels include want.
+func (r *syncRouter) counter(t *testing.T, name string, want map[string]string) float64 {
+	t.Helper()
 	mfs, err := r.reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() != "warmroute_events_subscriber_syncs_total" {
+		if mf.GetName() != name {
 			continue
 		}
+	metrics:
 		for _, m := range mf.GetMetric() {
 			got := map[string]string{}
 			for _, lp := range m.GetLabel() {
 				got[lp.GetName()] = lp.GetValue()
 			}
-			if got["reason"] == reason && got["result"] == result {
-				return m.GetCounter().GetValue()
+			for k, v := range want {
+				if got[k] != v {
+					continue metrics
+				}
 			}
+			return m.GetCounter().GetValue()
 		}
 	}
 	return 0
@@ -332,4 +342,42 @@ func TestEpochChangeOnABatchSyncs(t *testing.T) {
 	relay.answer(relay.request(), 2, chain(1), 10, 1)
 	r.waitRun(t, 3, 1)
 	r.waitSyncs(t, "epoch", "ok", 1)
+}
+
+// TestStaleEpochHeldThroughSyncsEnds: a batch of an epoch the relay has
+// already left (a relay restarted, then its engine reset, before the
+// router's sync was answered) makes the router sync; the snapshot names the
+// newer epoch. The held batch is asked about once more (the relay might
+// have moved on while answering) and then dropped as stale, instead of
+// asking the relay for a snapshot again and again: it once did so every
+// few milliseconds until the process ended.
+func TestStaleEpochHeldThroughSyncsEnds(t *testing.T) {
+	nc := eventstest.Connect(t)
+	relay := newSnapRelay(t, nc, 5, true)
+	r := startSyncRouter(t, nc, 5*time.Second)
+	relay.beat(10 * time.Second)
+	relay.answer(relay.request(), 10, chain(3), 10, 1)
+	r.waitRun(t, 3, 3)
+	relay.epoch = 6
+	relay.publish(11, eventstest.StoredPayload(1, 0, 0, 1))
+	req := relay.request()
+	relay.epoch = 7 // the relay moved on before it answered
+	relay.answer(req, 4, chain(2), 10, 1)
+	relay.answer(relay.request(), 4, chain(2), 10, 1) // the one more question
+	r.waitRun(t, 3, 2)
+	r.waitSyncs(t, "epoch", "ok", 2)
+	testwait.Until(t, 10*time.Second, func() string {
+		if got := r.counter(t, "warmroute_events_subscriber_messages_total", map[string]string{"result": "stale_epoch"}); got != 1 {
+			return fmt.Sprintf("messages{stale_epoch} = %v, want 1", got)
+		}
+		return ""
+	})
+	r.waitHandled(t, relay) // a heartbeat of epoch 7 asks nothing either
+	select {
+	case <-relay.requests:
+		t.Fatal("the router asked for a snapshot again for a batch of an epoch the relay has left")
+	case <-time.After(300 * time.Millisecond): // a livelocked router asks within milliseconds
+	}
+	relay.publish(5, batchPayload("BlockRemoved", 2)) // the current epoch continues the snapshot
+	r.waitRun(t, 3, 1)
 }
