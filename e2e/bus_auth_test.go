@@ -176,7 +176,9 @@ func measureWrongRouterCredential(t *testing.T, ps *harness.PrefixStack) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := router.Config{GRPCAddr: harness.Addr(ports[0]), AdminAddr: harness.Addr(ports[1])}
+	// No debug listener: the default address (127.0.0.1:9095) may be taken
+	// by another process on the machine, and this router would exit.
+	cfg := router.Config{GRPCAddr: harness.Addr(ports[0]), AdminAddr: harness.Addr(ports[1]), DebugAddr: router.DebugOff}
 	cfg.Pools = []scorer.PoolConfig{{Name: ps.Model, Endpoints: []string{ps.EventSims[0].Addr, ps.EventSims[1].Addr}}}
 	cfg.Events.URL = withUser(ps.NATS.URL(), "router", "wrong")
 	dir := t.TempDir()
@@ -194,6 +196,11 @@ func measureWrongRouterCredential(t *testing.T, ps *harness.PrefixStack) {
 		t.Fatal(err)
 	}
 	defer p.Stop()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("--- router with the wrong credential (last lines) ---\n%s", p.Tail(40))
+		}
+	})
 	logged, exported := detect(t, p, "http://"+cfg.AdminAddr, start)
 	// Stay past events.unreadyAfter and the 10s a subscription flush may
 	// wait: never ready.

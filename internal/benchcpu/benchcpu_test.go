@@ -1,6 +1,7 @@
 package benchcpu
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -34,6 +35,10 @@ func BenchmarkMeter(b *testing.B) {
 }
 
 func TestThreadNowAdvancesWithWork(t *testing.T) {
+	// Pinned, as ThreadNow's callers must be: unpinned, the goroutine may
+	// move to another thread between the two readings (CI once saw -17 ms).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	start := ThreadNow()
 	deadline := time.Now().Add(30 * time.Millisecond)
 	x := 0
