@@ -41,6 +41,7 @@ func TestChartProcesses(t *testing.T) {
 			"zmq": fmt.Sprintf("tcp://127.0.0.1:%d", zmqPort)},
 		"examples": m{"sim": m{"enabled": true}},
 		"router": m{"ports": m{"grpc": grpcPort, "admin": adminPort}, "config": m{
+			"debugAddr":   "off", // another process may hold the default port
 			"defaultPool": "sim-model",
 			"pools":       []any{m{"name": "sim-model", "endpoints": []any{fmt.Sprintf("127.0.0.1:%d", simPort)}}},
 		}},

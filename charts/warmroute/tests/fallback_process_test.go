@@ -25,6 +25,7 @@ func TestChartFallbackProcesses(t *testing.T) {
 	live, dead := fmt.Sprintf("127.0.0.1:%d", simPort), fmt.Sprintf("127.0.0.1:%d", deadPort)
 	docs := render(t, m{
 		"router": m{"ports": m{"grpc": grpcPort, "admin": adminPort}, "config": m{
+			"debugAddr": "off", // another process may hold the default port
 			"fallbacks": 1, "defaultPool": "sim-model",
 			"pools": []any{m{"name": "sim-model", "endpoints": []any{dead, live}}},
 		}},
