@@ -327,16 +327,25 @@ func TestReturningEndpointIsACandidateOnlyWhenSynced(t *testing.T) {
 	}
 }
 
-// TestEpochChangeOnABatchSyncs: a batch of another epoch whose sequence
-// looks like a duplicate (a restarted relay and engine, its reset lost) is
-// not dropped: the router syncs, and the new state replaces the old.
-func TestEpochChangeOnABatchSyncs(t *testing.T) {
+// startSyncedRouter starts a router following a relay of epoch 5 and
+// returns both once the router has synced the relay's 3-block chain at seq
+// 10.
+func startSyncedRouter(t *testing.T) (*snapRelay, *syncRouter) {
+	t.Helper()
 	nc := eventstest.Connect(t)
 	relay := newSnapRelay(t, nc, 5, true)
 	r := startSyncRouter(t, nc, 5*time.Second)
 	relay.beat(10 * time.Second)
 	relay.answer(relay.request(), 10, chain(3), 10, 1)
 	r.waitRun(t, 3, 3)
+	return relay, r
+}
+
+// TestEpochChangeOnABatchSyncs: a batch of another epoch whose sequence
+// looks like a duplicate (a restarted relay and engine, its reset lost) is
+// not dropped: the router syncs, and the new state replaces the old.
+func TestEpochChangeOnABatchSyncs(t *testing.T) {
+	relay, r := startSyncedRouter(t)
 	relay.epoch = 6
 	relay.publish(2, eventstest.StoredPayload(1, 0, 0, 1)) // seq 2 < 11: a duplicate by sequence alone
 	relay.answer(relay.request(), 2, chain(1), 10, 1)
@@ -352,12 +361,7 @@ func TestEpochChangeOnABatchSyncs(t *testing.T) {
 // asking the relay for a snapshot again and again: it once did so every
 // few milliseconds until the process ended.
 func TestStaleEpochHeldThroughSyncsEnds(t *testing.T) {
-	nc := eventstest.Connect(t)
-	relay := newSnapRelay(t, nc, 5, true)
-	r := startSyncRouter(t, nc, 5*time.Second)
-	relay.beat(10 * time.Second)
-	relay.answer(relay.request(), 10, chain(3), 10, 1)
-	r.waitRun(t, 3, 3)
+	relay, r := startSyncedRouter(t)
 	relay.epoch = 6
 	relay.publish(11, eventstest.StoredPayload(1, 0, 0, 1))
 	req := relay.request()
