@@ -99,6 +99,8 @@ func TestChartNATSAuthorizationProcesses(t *testing.T) {
 	if err := os.Rename(filepath.Join(pod.mounts["/etc/nats"], "nats.conf"), filepath.Join(natsDir, "nats.conf")); err != nil {
 		t.Fatal(err)
 	}
+	// The pod's writable /var/run/nats (its pid file, for the preStop hook).
+	mapInFile(t, filepath.Join(natsDir, "nats.conf"), filepath.Dir(natsPidFile), t.TempDir())
 	if err := os.Mkdir(filepath.Join(natsDir, "auth"), 0o700); err != nil {
 		t.Fatal(err)
 	}

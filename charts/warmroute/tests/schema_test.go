@@ -42,6 +42,7 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"port out of range", []string{"router.ports.grpc=70000"}, "grpc"},
 		{"boolean as a word", []string{"relay.enabled=yes"}, "enabled"},
 		{"duration without a unit", []string{"envoy.routeTimeout=600"}, "routeTimeout"},
+		{"lame duck under nats-server's minimum", []string{"nats.mode=embedded", "nats.embedded.lameDuckSeconds=10"}, "lameDuckSeconds"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
