@@ -119,11 +119,11 @@ func (mo *Monitor) markUp(nc *nats.Conn, msg string) {
 	mo.mu.Unlock()
 	mo.m.connected.Set(1)
 	if !was {
+		where := []any{"url", nc.ConnectedUrlRedacted()}
 		if mo.inProcess != "" {
-			mo.log.Info(msg, "url", mo.inProcess, "in_process", true, "down_for", mo.now().Sub(since).Round(time.Millisecond))
-			return
+			where = []any{"url", mo.inProcess, "in_process", true}
 		}
-		mo.log.Info(msg, "url", nc.ConnectedUrlRedacted(), "down_for", mo.now().Sub(since).Round(time.Millisecond))
+		mo.log.Info(msg, append(where, "down_for", mo.now().Sub(since).Round(time.Millisecond))...)
 	}
 }
 
