@@ -113,24 +113,16 @@ func TestNATSPreStopEntersLameDuck(t *testing.T) {
 	t.Setenv("POD_NAME", "wr-warmroute-nats-0")
 	srv := start(t, "nats", server, "--config", confPath)
 	pidFile := filepath.Join(run, filepath.Base(natsPidFile))
-	var nc *nats.Conn
+	waitHTTP(t, localURL(ports[1], "/healthz"), 30*time.Second)
 	lameDuck := make(chan struct{}, 1)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var err error
-		nc, err = nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", ports[0]), nats.LameDuckModeHandler(func(*nats.Conn) {
-			select {
-			case lameDuck <- struct{}{}:
-			default:
-			}
-		}))
-		if err == nil {
-			break
+	nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", ports[0]), nats.LameDuckModeHandler(func(*nats.Conn) {
+		select {
+		case lameDuck <- struct{}{}:
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("connecting to the rendered NATS: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	}))
+	if err != nil {
+		t.Fatalf("connecting to the rendered NATS: %v", err)
 	}
 	defer nc.Close()
 	if _, err := os.Stat(pidFile); err != nil {
