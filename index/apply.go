@@ -30,7 +30,7 @@ type ChangeResult struct {
 // its blocks in plans of up to planMax: each plan's reverse-table work is
 // done first, then its shards are write-locked once, in ascending order, for
 // all of its stores and removals together, their slots, free entries and
-// head entries are touched in two rounds before any is written, and then
+// overflow entries are touched in two rounds before any is written, and then
 // the blocks are applied in the message's order. A message's 16 stored and
 // 16 removed blocks thus take one lock round and two rounds of misses
 // instead of Store and Remove's two lock rounds and five rounds.
@@ -336,8 +336,9 @@ func (ix *Index) flush(pl *plan, results []ChangeResult) {
 
 // touchPlan loads what the plan's writes will read, in two rounds so the
 // misses overlap: first every key's slot (and a store's prediction slot) and
-// every shard's free entry; then a removal's head entry (recording the slot
-// it found) and a store's head prediction. The caller holds the shards'
+// every shard's free entry; then a removal's first overflow entry, when its
+// key has more holders than its slot keeps inline (recording the slot it
+// found), and a store's head prediction. The caller holds the shards'
 // locks.
 func (ix *Index) touchPlan(ops []planOp, shards []uint64) {
 	var sink uint32
@@ -358,7 +359,9 @@ func (ix *Index) touchPlan(ops []planOp, shards []uint64) {
 			p := c.keys.part(k)
 			if i, ok := p.find(k); ok {
 				ops[j].slotAt, ops[j].hinted = i, true
-				hsink += c.at(p.slots[i].head).holder
+				if o := overflowOf(&p.slots[i]); o != 0 {
+					hsink += c.at(o).holder
+				}
 			}
 		} else if c.spec.n != 0 {
 			if h := c.spec.heads.head(k); h != 0 {

@@ -98,15 +98,18 @@ func (ix *Index) probeFree(shards []uint64) {
 	runtime.KeepAlive(sink)
 }
 
-// probeEntries loads the head entry of every key's list (their slots are
-// cached by probeBatch), so that removals find their entries without a miss
-// each; the caller holds the keys' shard locks.
+// probeEntries loads the first overflow entry of every key that has one
+// (their slots, with the first two holders inline, are cached by
+// probeBatch), so that removals find their entries without a miss each; the
+// caller holds the keys' shard locks.
 func (ix *Index) probeEntries(keys []Key) {
 	var sink holderID
 	for _, k := range keys {
 		c := &ix.shardOf(k).c
-		if h := c.keys.head(k); h != 0 {
-			sink += c.at(h).holder
+		if s := c.keys.slot(k); s != nil {
+			if o := overflowOf(s); o != 0 {
+				sink += c.at(o).holder
+			}
 		}
 	}
 	runtime.KeepAlive(sink)
@@ -136,13 +139,13 @@ func (ix *Index) probeSpecs(keys []Key) {
 // a deletion's backward shift reads the next line, and that miss would
 // otherwise come alone. Declared here rather than in keytable.go because
 // only the event paths' batches use it.
-func (t *keyTable) touch(k Key) uint32 {
+func (t *keyTable[S]) touch(k Key) uint32 {
 	p := t.part(k)
 	if len(p.slots) == 0 {
 		return 0
 	}
 	i := uint64(k) & p.mask
-	return p.slots[i].head + p.slots[(i+1)&p.mask].head
+	return header(&p.slots[i]).head + header(&p.slots[(i+1)&p.mask]).head
 }
 
 // repeats reports whether hashes (at most eventBatch) holds a value twice.

@@ -9,9 +9,37 @@ func makeHolder(endpoint uint32, rank int) holderID { return holderID(endpoint<<
 
 func (h holderID) endpoint() uint32 { return uint32(h) >> 8 }
 
-// entry is one holder's confirmed copies of one key, 12 bytes. A key's
-// entries form a singly linked list headed from its keyTable slot, which also
-// carries the key's recency stamp.
+// holderSlot is one key of a shard's confirmed table, 32 bytes (two to a
+// cache line): the key's keySlot and the entries of its first two holders
+// inline, so a Lookup or an event finds a key held once or twice in the one
+// line its probe loaded. Its head is occupiedBit with, below it, the 1-based
+// head of a list of further holders' entries in the slab (0: none). The
+// entries stay compact: in[1] is used only when in[0] is, and the list is
+// not empty only when both are; a removal moves entries up to keep it so.
+type holderSlot struct {
+	keySlot
+	in [2]inlineEntry
+}
+
+// inlineEntry is one holder's confirmed copies of a key, inside its slot.
+type inlineEntry struct {
+	h    uint32 // the holderID + 1; 0 marks an unused place
+	refs refs
+}
+
+// occupiedBit marks a holderSlot in use whatever its overflow list, since a
+// head of 0 marks a free slot. Entry indexes stay below it (a shard would
+// need 2^31 entries, 24 GiB of slab, to reach it).
+const occupiedBit = 1 << 31
+
+// overflowOf returns the 1-based index of s's first overflow entry, or 0.
+func overflowOf(s *holderSlot) uint32 { return s.head &^ occupiedBit }
+
+// holderOf returns the holder of inline entry e (which must be used).
+func (e *inlineEntry) holder() holderID { return holderID(e.h - 1) }
+
+// entry is one holder's confirmed copies of one key beyond its slot's two
+// inline places, 12 bytes, on a singly linked list headed from the slot.
 type entry struct {
 	holder holderID
 	next   uint32 // 1-based; 0 ends the list (or the free list)
@@ -24,15 +52,15 @@ type entry struct {
 const chunkBits = 12
 
 // core is the single-threaded confirmed-block table of one shard: a table
-// from key to the head of its entry list, plus a chunked entry slab with a free
-// list, so steady-state updates allocate nothing. It is not safe for
-// concurrent use; shard wraps it with a lock.
+// from key to its holders (two inline, more on a list in a chunked entry
+// slab with a free list), so steady-state updates allocate nothing. It is
+// not safe for concurrent use; shard wraps it with a lock.
 type core struct {
-	keys      keyTable // key -> 1-based head entry and recency
+	keys      keyTable[holderSlot] // key -> holders and recency
 	chunks    [][]entry
 	size      uint32 // entries ever allocated
 	freeEntry uint32 // 1-based head of the free entry list
-	nEntries  int
+	nEntries  int    // holder entries, inline and in the slab
 	spec      specTable
 	evictFn   func(holderID) // told about each entry lost to eviction
 }
@@ -46,43 +74,69 @@ func (c *core) at(i uint32) *entry {
 	return &c.chunks[(i-1)>>chunkBits][(i-1)&(1<<chunkBits-1)]
 }
 
-// find returns the 1-based index of h's entry in the list starting at head,
-// and the entry before it (0 when first), or 0 when h holds no copy.
-func (c *core) find(head uint32, h holderID) (at, prev uint32) {
-	for i := head; i != 0; i = c.at(i).next {
-		if c.at(i).holder == h {
-			return i, prev
-		}
-		prev = i
+// refsOf returns h's copies in slot s, or nil when h holds none.
+func (c *core) refsOf(s *holderSlot, h holderID) *refs {
+	id := uint32(h) + 1
+	if s.in[0].h == id {
+		return &s.in[0].refs
 	}
-	return 0, 0
+	if s.in[1].h == id {
+		return &s.in[1].refs
+	}
+	for i := overflowOf(s); i != 0; i = c.at(i).next {
+		if e := c.at(i); e.holder == h {
+			return &e.refs
+		}
+	}
+	return nil
+}
+
+// refsFor is refsOf for key, which may be absent.
+func (c *core) refsFor(key Key, h holderID) *refs {
+	if s := c.keys.slot(key); s != nil {
+		return c.refsOf(s, h)
+	}
+	return nil
 }
 
 // add records one more copy of key on medium m for h and stamps the key as
 // used. It reports whether the holder's entry is new.
 func (c *core) add(key Key, h holderID, m Medium, tick uint32) bool {
-	e, created := c.holderEntry(key, h, tick)
-	e.refs.add(m)
+	r, created := c.holderEntry(key, h, tick)
+	r.add(m)
 	return created
 }
 
-// holderEntry finds h's entry for key, creating it when h held none, and
-// stamps the key as used. created reports a new entry.
-func (c *core) holderEntry(key Key, h holderID, tick uint32) (e *entry, created bool) {
+// holderEntry finds h's copies of key, giving h an empty entry when it held
+// none, and stamps the key as used. created reports a new entry. The
+// pointer is valid until the shard's next write.
+func (c *core) holderEntry(key Key, h holderID, tick uint32) (r *refs, created bool) {
 	slot, found := c.keys.claim(key, tick)
-	var head uint32
 	if found {
-		head = slot.head
+		r = c.refsOf(slot, h)
+	} else {
+		slot.head = occupiedBit // claimed: its head is set before the lock is released
 	}
-	at, _ := c.find(head, h)
-	created = at == 0
-	if created { // always when the key is new: its claimed slot gets its head here
-		at = c.newEntry(entry{holder: h, next: head})
-		slot.head = at
+	if created = r == nil; created {
+		r = c.attach(slot, h)
 		c.nEntries++
 	}
-	stampLocked(slot, tick)
-	return c.at(at), created
+	stampLocked(&slot.keySlot, tick)
+	return r, created
+}
+
+// attach gives h, which holds no copy in s, an empty entry: inline when a
+// place is free, else at the head of the overflow list.
+func (c *core) attach(s *holderSlot, h holderID) *refs {
+	for j := range s.in {
+		if s.in[j].h == 0 {
+			s.in[j] = inlineEntry{h: uint32(h) + 1}
+			return &s.in[j].refs
+		}
+	}
+	at := c.newEntry(entry{holder: h, next: overflowOf(s)})
+	s.head = occupiedBit | at
+	return &c.at(at).refs
 }
 
 // stampLocked stamps a slot as used at tick. Every core write holds the
@@ -100,13 +154,13 @@ func stampLocked(s *keySlot, tick uint32) {
 // on m; gone is true when h's entry ended.
 func (c *core) remove(key Key, h holderID, m Medium) (found, gone bool) {
 	// One probe of the key table serves the whole removal: the slot found
-	// here is unlinked by index (unlinkAt), not probed for again.
+	// here is detached by index, not probed for again.
 	p := c.keys.part(key)
 	i, ok := p.find(key)
 	if !ok {
 		return false, false
 	}
-	return c.removeFound(key, p, i, h, m)
+	return c.removeFound(p, i, h, m)
 }
 
 // removeHinted is remove for a key that an earlier probe found at slot i
@@ -117,56 +171,63 @@ func (c *core) removeHinted(key Key, i uint64, h holderID, m Medium) (found, gon
 	if i >= uint64(len(p.slots)) || p.slots[i].head == 0 || p.slots[i].key != key {
 		return c.remove(key, h, m)
 	}
-	return c.removeFound(key, p, i, h, m)
+	return c.removeFound(p, i, h, m)
 }
 
 // removeFound is remove once key's slot is known: slot i of part p.
-func (c *core) removeFound(key Key, p *flatKeys, i uint64, h holderID, m Medium) (found, gone bool) {
-	at, prev := c.find(p.slots[i].head, h)
-	if at == 0 || !c.at(at).refs.remove(m) {
+func (c *core) removeFound(p *flatKeys[holderSlot], i uint64, h holderID, m Medium) (found, gone bool) {
+	r := c.refsOf(&p.slots[i], h)
+	if r == nil || !r.remove(m) {
 		return false, false
 	}
-	if c.at(at).refs.total() > 0 {
+	if r.total() > 0 {
 		return true, false
 	}
-	c.unlinkAt(p, i, at, prev)
+	c.detach(p, i, h)
 	return true, true
 }
 
 // drop removes h's entry for key whatever its counts; it reports whether there
 // was one.
 func (c *core) drop(key Key, h holderID) bool {
-	at, prev := c.find(c.keys.head(key), h)
-	if at == 0 {
+	p := c.keys.part(key)
+	i, ok := p.find(key)
+	if !ok || c.refsOf(&p.slots[i], h) == nil {
 		return false
 	}
-	c.unlink(key, at, prev)
+	c.detach(p, i, h)
 	return true
 }
 
 // holdsOn reports whether h has a confirmed copy of key on medium m.
 func (c *core) holdsOn(key Key, h holderID, m Medium) bool {
-	at, _ := c.find(c.keys.head(key), h)
-	return at != 0 && c.at(at).refs[m] > 0
+	r := c.refsFor(key, h)
+	return r != nil && r[m] > 0
 }
 
 // touch stamps key as used, when it is present; the caller holds the shard's
 // write lock.
 func (c *core) touch(key Key, tick uint32) {
 	if slot := c.keys.slot(key); slot != nil {
-		stampLocked(slot, tick) // callers hold the write lock
+		stampLocked(&slot.keySlot, tick) // callers hold the write lock
 	}
 }
 
 // holds reports whether h has a confirmed copy of key.
-func (c *core) holds(key Key, h holderID) bool {
-	at, _ := c.find(c.keys.head(key), h)
-	return at != 0
-}
+func (c *core) holds(key Key, h holderID) bool { return c.refsFor(key, h) != nil }
 
 // holdsEndpoint reports whether any rank of endpoint ep has a confirmed copy.
 func (c *core) holdsEndpoint(key Key, ep uint32) bool {
-	for i := c.keys.head(key); i != 0; i = c.at(i).next {
+	s := c.keys.slot(key)
+	if s == nil {
+		return false
+	}
+	for j := range s.in {
+		if s.in[j].h != 0 && s.in[j].holder().endpoint() == ep {
+			return true
+		}
+	}
+	for i := overflowOf(s); i != 0; i = c.at(i).next {
 		if c.at(i).holder.endpoint() == ep {
 			return true
 		}
@@ -174,37 +235,56 @@ func (c *core) holdsEndpoint(key Key, ep uint32) bool {
 	return false
 }
 
-func (c *core) unlink(key Key, at, prev uint32) {
-	if prev != 0 {
-		c.at(prev).next = c.at(at).next
-		c.free(at)
-		return
+// detach removes h's entry (h must hold one) from slot i of part p, where
+// find put key. An inline place it frees takes the first overflow entry, so
+// the slot stays compact; a key left without holders leaves the table.
+func (c *core) detach(p *flatKeys[holderSlot], i uint64, h holderID) {
+	s := &p.slots[i]
+	c.nEntries--
+	switch uint32(h) + 1 {
+	case s.in[0].h:
+		s.in[0] = s.in[1]
+		c.refill(s)
+	case s.in[1].h:
+		c.refill(s)
+	default:
+		prev := uint32(0)
+		for at := overflowOf(s); at != 0; prev, at = at, c.at(at).next {
+			if e := c.at(at); e.holder == h {
+				if prev == 0 {
+					s.head = occupiedBit | e.next
+				} else {
+					c.at(prev).next = e.next
+				}
+				c.free(at)
+				return
+			}
+		}
+		panic("index: detach of a holder the key does not have")
 	}
-	p := c.keys.part(key)
-	i, _ := p.find(key)
-	c.unlinkAt(p, i, at, prev)
+	if s.in[0].h == 0 {
+		c.keys.removeAt(p, i)
+	}
 }
 
-// unlinkAt is unlink for a key whose slot is slot i of part p (what
-// p.find returned for it), without probing for the slot again.
-func (c *core) unlinkAt(p *flatKeys, i uint64, at, prev uint32) {
-	e := c.at(at)
-	switch {
-	case prev != 0:
-		c.at(prev).next = e.next
-	case e.next == 0:
-		c.keys.removeAt(p, i)
-	default:
-		p.slots[i].head = e.next // the stamp stays with the key
+// refill fills s.in[1], just vacated, with the first overflow entry (freeing
+// it), or marks it unused when there is none.
+func (c *core) refill(s *holderSlot) {
+	at := overflowOf(s)
+	if at == 0 {
+		s.in[1] = inlineEntry{}
+		return
 	}
+	e := c.at(at)
+	s.in[1] = inlineEntry{h: uint32(e.holder) + 1, refs: e.refs}
+	s.head = occupiedBit | e.next
 	c.free(at)
 }
 
-// free puts entry at, unlinked, on the free list.
+// free puts slab entry at, unlinked, on the free list.
 func (c *core) free(at uint32) {
 	*c.at(at) = entry{next: c.freeEntry}
 	c.freeEntry = at
-	c.nEntries--
 }
 
 func (c *core) newEntry(e entry) uint32 {

@@ -2,17 +2,18 @@ package index
 
 import "sync/atomic"
 
-// Estimated bytes charged per item. A key costs its 16-byte keyTable slot, an
-// entry its 12 bytes plus the 16-byte engine-hash revTable slot that exists
-// for it, a prediction its 32 bytes plus map slot and expiry-queue reference;
-// both tables run between 13/32 and 13/16 full, so a slot costs 20 to 40
-// bytes. BenchmarkBytesPerEntry (runtime.MemStats) measured about 80 B per
-// entry with one holder per key and 55 B with four at 1M entries (66 B and
-// 46 B at 10M). The charges were set when Go maps held both tables (92 B and 64 B
-// measured) and are kept: they err high, so the bound stays an upper bound.
+// Estimated bytes charged per item. A key costs its 32-byte keyTable slot
+// (holderSlot, with two holders inline), an entry the 16-byte engine-hash
+// revTable slot that exists for it plus, beyond a key's second holder, 12
+// bytes of slab; a prediction its 32 bytes plus map slot and expiry-queue
+// reference. Both tables run between 13/32 and 13/16 full, so a 32-byte slot
+// costs 39 to 79 bytes and a 16-byte one 20 to 39. BenchmarkBytesPerEntry
+// (runtime.MemStats) measured about 101 B per entry with one holder per key
+// and 57 B with four at 1M entries (81 B and 47 B at 10M); the charges below
+// give 104 B and 59 B, so they err high and the bound stays an upper bound.
 const (
-	keyBytes   = 36
-	entryBytes = 56
+	keyBytes   = 60
+	entryBytes = 44
 	specBytes  = 80
 )
 
@@ -50,7 +51,7 @@ func (c *core) pickVictim(tick uint32) Key {
 	var oldest uint32
 	seen := false
 	for range evictRounds {
-		c.keys.sample(evictSamples, func(s *keySlot) bool {
+		c.keys.sample(evictSamples, func(s *holderSlot) bool {
 			used := atomic.LoadUint32(&s.used)
 			if !seen || int32(used-oldest) < 0 {
 				victim, oldest, seen = s.key, used, true
@@ -64,10 +65,27 @@ func (c *core) pickVictim(tick uint32) Key {
 	return victim
 }
 
+// evictKey drops key with every holder's entry, telling evictFn about each,
+// and its predictions.
 func (c *core) evictKey(key Key, now int64, out *pending) {
-	for head := c.keys.head(key); head != 0; head = c.keys.head(key) {
-		c.evictFn(c.at(head).holder)
-		c.unlink(key, head, 0)
+	p := c.keys.part(key)
+	if i, ok := p.find(key); ok {
+		s := &p.slots[i]
+		for j := range s.in {
+			if s.in[j].h != 0 {
+				c.evictFn(s.in[j].holder())
+				c.nEntries--
+			}
+		}
+		for at := overflowOf(s); at != 0; {
+			e := c.at(at)
+			next := e.next
+			c.evictFn(e.holder)
+			c.free(at)
+			c.nEntries--
+			at = next
+		}
+		c.keys.removeAt(p, i)
 	}
 	c.spec.dropKey(key, now, out)
 }

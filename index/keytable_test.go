@@ -5,9 +5,20 @@ import (
 	"testing"
 )
 
+// payload returns the part of a slot beyond its keySlot that tests fill, so
+// that they check it moves with the key through shifts and growth; nil for
+// a bare keySlot.
+func payload[S slotType](s *S) *uint32 {
+	if hs, ok := any(s).(*holderSlot); ok {
+		return &hs.in[1].h
+	}
+	return nil
+}
+
 // checkTable compares t with the reference map and checks its invariants:
-// every key is reachable from its home slot and the count is right.
-func checkTable(t *testing.T, kt *keyTable, ref map[Key]uint32) {
+// every key is reachable from its home slot, carries its payload, and the
+// count is right.
+func checkTable[S slotType](t *testing.T, kt *keyTable[S], ref map[Key]uint32) {
 	t.Helper()
 	if kt.len() != len(ref) {
 		t.Fatalf("table holds %d keys, reference %d", kt.len(), len(ref))
@@ -15,6 +26,9 @@ func checkTable(t *testing.T, kt *keyTable, ref map[Key]uint32) {
 	for k, h := range ref {
 		if got := kt.head(k); got != h {
 			t.Fatalf("key %x: head %d, want %d", k, got, h)
+		}
+		if p := payload(kt.slot(k)); p != nil && *p != ^h {
+			t.Fatalf("key %x: payload %x, want %x", k, *p, ^h)
 		}
 	}
 	n := 0
@@ -32,8 +46,8 @@ func checkTable(t *testing.T, kt *keyTable, ref map[Key]uint32) {
 // runTableOps applies a stream of puts and removes to a keyTable and a map.
 // Keys are drawn from a small range with few distinct low bits, so runs
 // collide, wrap around the table's end and need backward shifts.
-func runTableOps(t *testing.T, ops []byte) {
-	var kt keyTable
+func runTableOps[S slotType](t *testing.T, ops []byte) {
+	var kt keyTable[S]
 	ref := map[Key]uint32{}
 	for i := 0; i+1 < len(ops); i += 2 {
 		// Low 3 bits choose the home slot region; the high bits make keys
@@ -47,7 +61,9 @@ func runTableOps(t *testing.T, ops []byte) {
 			delete(ref, k)
 		} else {
 			h := uint32(i + 1)
-			kt.put(k, h, 0)
+			if p := payload(kt.put(k, h, 0)); p != nil {
+				*p = ^h
+			}
 			ref[k] = h
 		}
 		checkTable(t, &kt, ref)
@@ -73,12 +89,13 @@ func TestKeyTable(t *testing.T) {
 		{"random stream", random},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { runTableOps(t, tt.ops) })
+		t.Run(tt.name, func(t *testing.T) { runTableOps[keySlot](t, tt.ops) })
+		t.Run(tt.name+"/holder slots", func(t *testing.T) { runTableOps[holderSlot](t, tt.ops) })
 	}
 }
 
 func TestKeyTableSample(t *testing.T) {
-	var kt keyTable
+	var kt keyTable[keySlot]
 	for i := range 100 {
 		kt.put(Key(i)*0x9e3779b97f4a7c15, uint32(i+1), uint32(i))
 	}
@@ -116,14 +133,15 @@ func FuzzKeyTable(f *testing.F) {
 		if len(ops) > 1000 {
 			ops = ops[:1000]
 		}
-		runTableOps(t, ops)
+		runTableOps[keySlot](t, ops)
+		runTableOps[holderSlot](t, ops)
 	})
 }
 
 // TestFlatKeysReserve: reserve sizes for the larger of the keys coming and
 // the keys held, never their sum, and then takes that many without growing.
 func TestFlatKeysReserve(t *testing.T) {
-	var ft flatKeys
+	var ft flatKeys[keySlot]
 	ft.reserve(1000)
 	size := len(ft.slots)
 	if size*maxLoadNum < 1000*maxLoadDen {

@@ -65,15 +65,19 @@ func (ix *Index) lookupBatch(w *walk, batch []Key, base int, now int64, tick uin
 	// branch on what they load, so without it a mispredicted probe exit
 	// waits for its miss before the next key's loads issue.
 	ix.probeBatch(batch)
-	var slots [lookupBatch]*keySlot
+	var slots [lookupBatch]*holderSlot
 	var specs [lookupBatch]uint32
 	var heads holderID
 	for j, k := range batch {
 		c := &ix.shardOf(k).c
 		if slots[j] = c.keys.slot(k); slots[j] != nil {
-			// Reading the head entry here starts its cache miss while the
-			// other keys' probes are still in flight; mark finds it cached.
-			heads |= c.at(slots[j].head).holder
+			// A key's first two holders are in its slot. Reading the first
+			// overflow entry of a key with more starts its cache miss while
+			// the other keys' probes are still in flight; mark finds it
+			// cached.
+			if o := overflowOf(slots[j]); o != 0 {
+				heads |= c.at(o).holder
+			}
 		}
 		if c.spec.n > 0 { // no second probe in shards without predictions
 			specs[j] = c.spec.heads.head(k)
@@ -221,18 +225,19 @@ func sameString(a, b string) bool {
 // mark records which candidates hold a key whose slot in c is slot (nil when
 // absent) and whose first prediction is spec (1-based, 0 when none); the
 // caller holds c's read lock.
-func (w *walk) mark(c *core, slot *keySlot, spec uint32, now int64, tick uint32, wt *Weights) {
+func (w *walk) mark(c *core, slot *holderSlot, spec uint32, now int64, tick uint32, wt *Weights) {
 	ki := w.key
 	if slot != nil {
-		touchSlot(slot, tick)
-		for i := slot.head; i != 0; i = c.at(i).next {
-			e := c.at(i)
-			if cand := w.candidate(e.holder.endpoint()); cand >= 0 {
-				if w.conf[cand] != ki {
-					w.conf[cand], w.w[cand] = ki, 0
-				}
-				w.w[cand] = max(w.w[cand], e.refs.best(wt))
+		touchSlot(&slot.keySlot, tick)
+		for j := range slot.in {
+			if slot.in[j].h == 0 {
+				break // compact: no later inline or overflow entry
 			}
+			w.confirm(slot.in[j].holder(), slot.in[j].refs, ki, wt)
+		}
+		for i := overflowOf(slot); i != 0; i = c.at(i).next {
+			e := c.at(i)
+			w.confirm(e.holder, e.refs, ki, wt)
 		}
 	}
 	for i := spec; i != 0; i = c.spec.at(i).next {
@@ -240,6 +245,16 @@ func (w *walk) mark(c *core, slot *keySlot, spec uint32, now int64, tick uint32,
 		if cand := w.candidate(s.endpoint()); cand >= 0 && now < s.expires {
 			w.spec[cand] = ki
 		}
+	}
+}
+
+// confirm records that holder h holds key number ki with copies r.
+func (w *walk) confirm(h holderID, r refs, ki int32, wt *Weights) {
+	if cand := w.candidate(h.endpoint()); cand >= 0 {
+		if w.conf[cand] != ki {
+			w.conf[cand], w.w[cand] = ki, 0
+		}
+		w.w[cand] = max(w.w[cand], r.best(wt))
 	}
 }
 

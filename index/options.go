@@ -15,8 +15,10 @@ const (
 	// MaxRank is the highest data-parallel rank accepted; a holder id packs
 	// the rank into 8 bits beside the endpoint.
 	MaxRank = 255
-	// maxEndpoints bounds interned endpoints to the 24 bits a holder id keeps.
-	maxEndpoints = 1 << 24
+	// maxEndpoints bounds interned endpoints to the 24 bits a holder id
+	// keeps, less one: the last id with rank MaxRank would be the all-ones
+	// holder id, and an inline entry stores its holder id plus one.
+	maxEndpoints = 1<<24 - 1
 )
 
 // Options configures an Index. The zero value means every default.

@@ -307,6 +307,6 @@ func sortHeld(a []heldKey, rot int) []heldKey {
 // and stamps the key as used. It reports whether the entry is new.
 func (c *core) setRefs(key Key, h holderID, r refs, tick uint32) bool {
 	e, created := c.holderEntry(key, h, tick)
-	e.refs = r
+	*e = r
 	return created
 }

@@ -50,7 +50,7 @@ type specTable struct {
 	// its missing blocks, and a flat probe is one dependent load. Its parts
 	// make a growth copy a sixteenth of the shard's predictions, so the
 	// decision that triggers one is not held up by the whole table.
-	heads keyTable
+	heads keyTable[keySlot]
 	// specs is a chunked slab (specChunkBits), so growing it never copies
 	// and never holds the shard's lock for a large copy.
 	specs [][]spec
