@@ -229,15 +229,30 @@ func (w *walk) mark(c *core, slot *holderSlot, spec uint32, now int64, tick uint
 	ki := w.key
 	if slot != nil {
 		touchSlot(&slot.keySlot, tick)
-		for j := range slot.in {
-			if slot.in[j].h == 0 {
-				break // compact: no later inline or overflow entry
+		// One loop over the inline holders, then the overflow list, so its
+		// body is written (and inlined) once.
+		j, next := 0, overflowOf(slot)
+	holders:
+		for {
+			var h holderID
+			var r refs
+			switch {
+			case j < len(slot.in) && slot.in[j].h != 0:
+				h, r = slot.in[j].holder(), slot.in[j].refs
+				j++
+			case next != 0:
+				e := c.at(next)
+				h, r, next = e.holder, e.refs, e.next
+				j = len(slot.in) // compact: no inline place is used after an empty one
+			default:
+				break holders
 			}
-			w.confirm(slot.in[j].holder(), slot.in[j].refs, ki, wt)
-		}
-		for i := overflowOf(slot); i != 0; i = c.at(i).next {
-			e := c.at(i)
-			w.confirm(e.holder, e.refs, ki, wt)
+			if cand := w.candidate(h.endpoint()); cand >= 0 {
+				if w.conf[cand] != ki {
+					w.conf[cand], w.w[cand] = ki, 0
+				}
+				w.w[cand] = max(w.w[cand], r.best(wt))
+			}
 		}
 	}
 	for i := spec; i != 0; i = c.spec.at(i).next {
@@ -245,16 +260,6 @@ func (w *walk) mark(c *core, slot *holderSlot, spec uint32, now int64, tick uint
 		if cand := w.candidate(s.endpoint()); cand >= 0 && now < s.expires {
 			w.spec[cand] = ki
 		}
-	}
-}
-
-// confirm records that holder h holds key number ki with copies r.
-func (w *walk) confirm(h holderID, r refs, ki int32, wt *Weights) {
-	if cand := w.candidate(h.endpoint()); cand >= 0 {
-		if w.conf[cand] != ki {
-			w.conf[cand], w.w[cand] = ki, 0
-		}
-		w.w[cand] = max(w.w[cand], r.best(wt))
 	}
 }
 
