@@ -98,6 +98,26 @@ func (ix *Index) probeFree(shards []uint64) {
 	runtime.KeepAlive(sink)
 }
 
+// probeSpecWrites loads, for each shard of a speculation batch, the free
+// prediction its next insert pops and the expiry-queue slot that insert
+// appends to: both were last touched long ago (the free list is a stack of
+// expired predictions, the queue a ring the size of the shard's
+// predictions), so without it each insert waits for its own two misses. The
+// caller holds the shards' locks.
+func (ix *Index) probeSpecWrites(shards []uint64) {
+	var sink uint32
+	for _, i := range shards {
+		t := &ix.shards[i].c.spec
+		if f := t.free; f != 0 {
+			sink += t.at(f).next
+		}
+		if q := &t.queue; len(q.buf) > 0 {
+			sink += q.buf[(q.head+q.n)&(len(q.buf)-1)].endpoint
+		}
+	}
+	runtime.KeepAlive(sink)
+}
+
 // probeEntries loads the first overflow entry of every key that has one
 // (their slots, with the first two holders inline, are cached by
 // probeBatch), so that removals find their entries without a miss each; the

@@ -199,6 +199,7 @@ func (ix *Index) speculateBatch(batch []Key, sp *speculation) int {
 	var buf [lookupBatch]uint64
 	shards := ix.lockBatch(batch, buf[:])
 	ix.probeBatch(batch)
+	ix.probeSpecWrites(shards)
 	created := 0
 	for _, k := range batch {
 		if sp.insert(&ix.shardOf(k).c, k) {
