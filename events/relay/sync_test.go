@@ -3,7 +3,10 @@ package relay_test
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/warmroute/warmroute/events/eventstest"
 	"github.com/warmroute/warmroute/events/subscriber"
 	"github.com/warmroute/warmroute/index"
+	"github.com/warmroute/warmroute/internal/testlog"
 	"github.com/warmroute/warmroute/internal/testwait"
 )
 
@@ -37,9 +41,10 @@ func chainPayload(seq uint64) []byte {
 
 // router is a router's event side: an index fed by a subscriber.
 type router struct {
-	ix  *index.Index
-	sub *subscriber.Subscriber
-	reg *prometheus.Registry
+	ix   *index.Index
+	sub  *subscriber.Subscriber
+	reg  *prometheus.Registry
+	logs *testlog.Buffer // the subscriber's log, for failure messages
 }
 
 func startRouter(t *testing.T, nc *nats.Conn) *router {
@@ -49,12 +54,13 @@ func startRouter(t *testing.T, nc *nats.Conn) *router {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
+	logs := new(testlog.Buffer)
 	m, err := subscriber.NewMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sub, err := subscriber.New(subscriber.Config{HeartbeatMembership: subscriber.AnyEndpoint, SyncChunkTimeout: 5 * time.Second},
-		subscriber.Follow{Models: []string{testModel}}, nc, m, nil)
+		subscriber.Follow{Models: []string{testModel}}, nc, m, slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +68,7 @@ func startRouter(t *testing.T, nc *nats.Conn) *router {
 		t.Fatal(err)
 	}
 	t.Cleanup(sub.Close)
-	return &router{ix: ix, sub: sub, reg: reg}
+	return &router{ix: ix, sub: sub, reg: reg, logs: logs}
 }
 
 // chainRun is how many leading blocks of the chain's first n blocks the
@@ -84,6 +90,31 @@ func (r *router) waitChain(t *testing.T, n int, why string) {
 		}
 		return ""
 	})
+}
+
+// syncsSeen lists every reason and result the router's sync counter has
+// seen, with its count, for failure messages.
+func (r *router) syncsSeen(t *testing.T) string {
+	t.Helper()
+	mfs, err := r.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, mf := range mfs {
+		if mf.GetName() != "warmroute_events_subscriber_syncs_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, lp := range m.GetLabel() {
+				labels = append(labels, lp.GetName()+"="+lp.GetValue())
+			}
+			seen = append(seen, fmt.Sprintf("{%s} %v", strings.Join(labels, ","), m.GetCounter().GetValue()))
+		}
+	}
+	sort.Strings(seen)
+	return strings.Join(seen, "; ")
 }
 
 func (r *router) syncs(t *testing.T, reason string) float64 {
@@ -232,11 +263,16 @@ func TestNATSOutageLongerThanExpiryKeepsBlocks(t *testing.T) {
 	if _, down := r.sub.Down(resyncEndpoint); down {
 		t.Fatal("endpoint still down after its sync")
 	}
-	testwait.Until(t, 20*time.Second, func() string {
+	// A sync in flight when NATS went away holds the reconnect sync back
+	// until it ends, which can take syncAttempts chunk timeouts (5 s here).
+	// A loaded CI machine once outlasted a 20 s wait; the failure message
+	// carries every sync result and the router's log to tell why.
+	testwait.Until(t, 60*time.Second, func() string {
 		// A reconnect sync, unless a gap or overflow sync came first and
 		// covered it.
 		if got := r.syncs(t, "reconnect") + r.syncs(t, "gap") + r.syncs(t, "overflow"); got < 1 {
-			return fmt.Sprintf("syncs{reconnect|gap|overflow,ok} = %v, want at least 1", got)
+			return fmt.Sprintf("syncs{reconnect|gap|overflow,ok} = %v, want at least 1 (all syncs: %s)\nrouter log:\n%s",
+				got, r.syncsSeen(t), r.logs.String())
 		}
 		return ""
 	})
