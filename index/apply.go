@@ -359,9 +359,7 @@ func (ix *Index) touchPlan(ops []planOp, shards []uint64) {
 			p := c.keys.part(k)
 			if i, ok := p.find(k); ok {
 				ops[j].slotAt, ops[j].hinted = i, true
-				if o := overflowOf(&p.slots[i]); o != 0 {
-					hsink += c.at(o).holder
-				}
+				hsink += c.overflowHolder(&p.slots[i])
 			}
 		} else if c.spec.n != 0 {
 			if h := c.spec.heads.head(k); h != 0 {

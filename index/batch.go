@@ -127,9 +127,7 @@ func (ix *Index) probeEntries(keys []Key) {
 	for _, k := range keys {
 		c := &ix.shardOf(k).c
 		if s := c.keys.slot(k); s != nil {
-			if o := overflowOf(s); o != 0 {
-				sink += c.at(o).holder
-			}
+			sink += c.overflowHolder(s)
 		}
 	}
 	runtime.KeepAlive(sink)

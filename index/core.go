@@ -35,8 +35,22 @@ const occupiedBit = 1 << 31
 // overflowOf returns the 1-based index of s's first overflow entry, or 0.
 func overflowOf(s *holderSlot) uint32 { return s.head &^ occupiedBit }
 
-// holderOf returns the holder of inline entry e (which must be used).
+// holder returns the holder of inline entry e (which must be used).
 func (e *inlineEntry) holder() holderID { return holderID(e.h - 1) }
+
+// inlineID is what an inline entry stores for h: never 0, which marks an
+// unused place (maxEndpoints keeps h+1 from wrapping).
+func inlineID(h holderID) uint32 { return uint32(h) + 1 }
+
+// overflowHolder reads s's first overflow entry, if any, only to start its
+// cache miss early (the event and lookup batches' touches); it returns 0
+// when s keeps all its holders inline.
+func (c *core) overflowHolder(s *holderSlot) holderID {
+	if o := overflowOf(s); o != 0 {
+		return c.at(o).holder
+	}
+	return 0
+}
 
 // entry is one holder's confirmed copies of one key beyond its slot's two
 // inline places, 12 bytes, on a singly linked list headed from the slot.
@@ -76,7 +90,7 @@ func (c *core) at(i uint32) *entry {
 
 // refsOf returns h's copies in slot s, or nil when h holds none.
 func (c *core) refsOf(s *holderSlot, h holderID) *refs {
-	id := uint32(h) + 1
+	id := inlineID(h)
 	if s.in[0].h == id {
 		return &s.in[0].refs
 	}
@@ -130,7 +144,7 @@ func (c *core) holderEntry(key Key, h holderID, tick uint32) (r *refs, created b
 func (c *core) attach(s *holderSlot, h holderID) *refs {
 	for j := range s.in {
 		if s.in[j].h == 0 {
-			s.in[j] = inlineEntry{h: uint32(h) + 1}
+			s.in[j] = inlineEntry{h: inlineID(h)}
 			return &s.in[j].refs
 		}
 	}
@@ -241,7 +255,7 @@ func (c *core) holdsEndpoint(key Key, ep uint32) bool {
 func (c *core) detach(p *flatKeys[holderSlot], i uint64, h holderID) {
 	s := &p.slots[i]
 	c.nEntries--
-	switch uint32(h) + 1 {
+	switch inlineID(h) {
 	case s.in[0].h:
 		s.in[0] = s.in[1]
 		c.refill(s)
@@ -276,7 +290,7 @@ func (c *core) refill(s *holderSlot) {
 		return
 	}
 	e := c.at(at)
-	s.in[1] = inlineEntry{h: uint32(e.holder) + 1, refs: e.refs}
+	s.in[1] = inlineEntry{h: inlineID(e.holder), refs: e.refs}
 	s.head = occupiedBit | e.next
 	c.free(at)
 }

@@ -75,9 +75,7 @@ func (ix *Index) lookupBatch(w *walk, batch []Key, base int, now int64, tick uin
 			// overflow entry of a key with more starts its cache miss while
 			// the other keys' probes are still in flight; mark finds it
 			// cached.
-			if o := overflowOf(slots[j]); o != 0 {
-				heads |= c.at(o).holder
-			}
+			heads |= c.overflowHolder(slots[j])
 		}
 		if c.spec.n > 0 { // no second probe in shards without predictions
 			specs[j] = c.spec.heads.head(k)
