@@ -83,6 +83,15 @@ func (ix *Index) probeKeys(keys []Key) {
 	runtime.KeepAlive(sink)
 }
 
+// probeHeads is probeBatch with only the prediction slots.
+func (ix *Index) probeHeads(keys []Key) {
+	var sink uint32
+	for _, k := range keys {
+		sink += ix.shardOf(k).c.spec.heads.touch(k)
+	}
+	runtime.KeepAlive(sink)
+}
+
 // probeFree loads the head of each shard's free entry list, which the
 // batch's first new entry in that shard pops: the list is a stack whose
 // deeper entries were freed long ago, so without it each pop could wait for

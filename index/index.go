@@ -152,17 +152,20 @@ type speculation struct {
 	expiries         int
 	// deferred leaves the shards' expiry to the caller (SpeculateDeferred).
 	deferred bool
+	// continuation predicts every key without checking whether the
+	// endpoint holds it confirmed (SpeculateDeferred).
+	continuation bool
 }
 
 // speculate inserts predictions of keys on endpoint made at at and live until
 // expires (Unix nanoseconds), flagged remote when another replica made them.
 func (ix *Index) speculate(endpoint string, keys []Key, d DecisionID, at, expires int64, remote bool) (int, error) {
-	return ix.speculateWith(endpoint, keys, d, at, expires, remote, false)
+	return ix.speculateKeys(endpoint, keys, &speculation{d: d, at: at, expires: expires, remote: remote})
 }
 
-// speculateWith is speculate, leaving the written shards' expiry to the
-// caller when deferred is set.
-func (ix *Index) speculateWith(endpoint string, keys []Key, d DecisionID, at, expires int64, remote, deferred bool) (int, error) {
+// speculateKeys inserts sp's predictions of keys on endpoint; sp's endpoint
+// id, clock reading, outcome list and expiry budget are set here.
+func (ix *Index) speculateKeys(endpoint string, keys []Key, sp *speculation) (int, error) {
 	if endpoint == "" {
 		return 0, fmt.Errorf("speculating %d keys: %w", len(keys), ErrEndpoint)
 	}
@@ -172,8 +175,7 @@ func (ix *Index) speculateWith(endpoint string, keys []Key, d DecisionID, at, ex
 	}
 	out := getPending()
 	defer putPending(out)
-	sp := &speculation{ep: ep, d: d, at: at, expires: expires, now: ix.now(), remote: remote, out: out,
-		expiries: writeExpiries + 2*len(keys), deferred: deferred}
+	sp.ep, sp.now, sp.out, sp.expiries = ep, ix.now(), out, writeExpiries+2*len(keys)
 	created := 0
 	if ix.groups(len(keys)) {
 		created = ix.speculateGrouped(keys, sp)
@@ -182,7 +184,7 @@ func (ix *Index) speculateWith(endpoint string, keys []Key, d DecisionID, at, ex
 			created += ix.speculateBatch(keys[base:min(base+lookupBatch, len(keys))], sp)
 		}
 	}
-	if remote {
+	if sp.remote {
 		ix.stats.remoteSpeculated.Add(int64(created))
 	} else {
 		ix.stats.speculated.Add(int64(created))
@@ -198,7 +200,7 @@ func (ix *Index) speculateWith(endpoint string, keys []Key, d DecisionID, at, ex
 func (ix *Index) speculateBatch(batch []Key, sp *speculation) int {
 	var buf [lookupBatch]uint64
 	shards := ix.lockBatch(batch, buf[:])
-	ix.probeBatch(batch)
+	ix.probeSpeculation(batch, sp)
 	ix.probeSpecWrites(shards)
 	created := 0
 	for _, k := range batch {
@@ -214,10 +216,21 @@ func (ix *Index) speculateBatch(batch []Key, sp *speculation) int {
 	return created
 }
 
-// insert predicts key in c unless the endpoint holds it confirmed; it
-// reports whether an entry was created.
+// insert predicts key in c unless the endpoint holds it confirmed (a
+// continuation's keys are predicted without that check); it reports whether
+// an entry was created.
 func (sp *speculation) insert(c *core, k Key) bool {
-	return !c.holdsEndpoint(k, sp.ep) && c.spec.insert(k, sp.ep, sp.d, sp.at, sp.expires, sp.remote)
+	return (sp.continuation || !c.holdsEndpoint(k, sp.ep)) && c.spec.insert(k, sp.ep, sp.d, sp.at, sp.expires, sp.remote)
+}
+
+// probeSpeculation is probeBatch for an insert: a continuation reads no
+// confirmed slot, so only its prediction slots are loaded.
+func (ix *Index) probeSpeculation(batch []Key, sp *speculation) {
+	if sp.continuation {
+		ix.probeHeads(batch)
+	} else {
+		ix.probeBatch(batch)
+	}
 }
 
 // afterSpeculate is afterWrite within the call's expiry budget; a deferred

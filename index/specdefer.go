@@ -7,15 +7,26 @@ package index
 // called once the request is on its way, does that expiry with the same
 // budget speculate gives it. The work is the same; it moves off the wait.
 
-// SpeculateDeferred is SpeculateAt without expiring the due predictions of
-// the shards it writes; the caller calls ExpireAfter(p.Keys) next, on the
-// same goroutine once what waits for the insert has been answered, so the
-// expiry the insert would have done still happens, and still on the
-// request's goroutine. A due prediction no longer matches in Lookup, so the
-// delay changes only when its outcome is reported, as when a write's expiry
-// budget runs out (writeExpiries).
+// SpeculateDeferred is SpeculateAt for the continuation of a routed prompt,
+// without expiring the due predictions of the shards it writes; the caller
+// calls ExpireAfter(p.Keys) next, on the same goroutine once what waits for
+// the insert has been answered, so the expiry the insert would have done
+// still happens, and still on the request's goroutine. A due prediction no
+// longer matches in Lookup, so the delay changes only when its outcome is
+// reported, as when a write's expiry budget runs out (writeExpiries).
+//
+// p.Keys must be a prompt's keys from the first one p.Endpoint does not
+// hold confirmed, in order. Each is predicted without checking whether the
+// endpoint holds it: an engine reuses only an unbroken cached prefix, so it
+// computes and stores every block from that first missing one on for this
+// request, even one it still holds a copy of (vLLM does not de-duplicate a
+// recomputed block and announces it again, which confirms the prediction;
+// SGLang's radix tree cannot hold a block without its parent). Skipping the
+// check spares the insert a probe of the confirmed table for each key, a
+// cache miss in a large index, on the request's wait.
 func (ix *Index) SpeculateDeferred(p Prediction) (int, error) {
-	return ix.speculateWith(p.Endpoint, p.Keys, p.Decision, p.DecidedAt.UnixNano(), p.ExpiresAt.UnixNano(), false, true)
+	return ix.speculateKeys(p.Endpoint, p.Keys, &speculation{d: p.Decision, at: p.DecidedAt.UnixNano(),
+		expires: p.ExpiresAt.UnixNano(), deferred: true, continuation: true})
 }
 
 // ExpireAfter ends due predictions in the shards of keys, each shard

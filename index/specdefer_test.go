@@ -98,3 +98,63 @@ func TestExpireAfterExpires(t *testing.T) {
 		t.Fatalf("after ExpireAfter: %d live, %d stale; want 32 and 32", st.Speculative, st.Outcomes[StaleExpiry])
 	}
 }
+
+// A routed prompt's continuation is predicted whole by SpeculateDeferred,
+// even a block its endpoint still holds past a gap (the engine recomputes
+// from its first missing block, and vLLM announces the recomputed copy
+// again), where SpeculateAt skips what the endpoint holds confirmed; the
+// engine's store then confirms every one of them. Only the prediction an
+// endpoint-held key gets differs: lookups of the chain are the same. The
+// long chain's continuation is inserted grouped by shard (groups).
+func TestSpeculateDeferredPredictsWholeContinuation(t *testing.T) {
+	const ep = "a:1"
+	for _, tc := range []struct{ n, gapFrom, gap int }{{8, 4, 2}, {200, 100, 10}} {
+		for _, deferred := range []bool{false, true} {
+			t.Run(fmt.Sprintf("blocks=%d/deferred=%v", tc.n, deferred), func(t *testing.T) {
+				f := newFixture(t, Options{Shards: 4})
+				if rest := tc.n - tc.gapFrom; f.ix.groups(rest) != (tc.n > 8) {
+					t.Fatalf("a continuation of %d keys grouped: %v, want %v", rest, f.ix.groups(rest), tc.n > 8)
+				}
+				f.store(t, ep, 0, 1, 0, tc.n, MediumGPU)
+				// The engine evicted the gap's blocks and kept those after it.
+				if u, err := f.ix.Remove(ep, 0, hashes(1, tc.gapFrom, tc.gap), MediumGPU); err != nil || u != 0 {
+					t.Fatalf("Remove: %d unknown, %v", u, err)
+				}
+				m := f.lookup(t, 1, tc.n, ep)[0]
+				if m.Confirmed != tc.gapFrom || m.Speculative != 0 {
+					t.Fatalf("before the prediction: %+v, want %d confirmed", m, tc.gapFrom)
+				}
+				now := f.clock.Now()
+				p := Prediction{Endpoint: ep, Keys: keysOf(t, 1, tc.n)[m.Confirmed:], Decision: 7,
+					DecidedAt: now, ExpiresAt: now.Add(time.Second)}
+				want := tc.gap
+				var created int
+				var err error
+				if deferred {
+					want = tc.n - tc.gapFrom
+					created, err = f.ix.SpeculateDeferred(p)
+					f.ix.ExpireAfter(p.Keys)
+				} else {
+					created, err = f.ix.SpeculateAt(p)
+				}
+				if err != nil || created != want {
+					t.Fatalf("created %d entries (%v), want %d", created, err, want)
+				}
+				if got := f.lookup(t, 1, tc.n, ep)[0]; got.Confirmed != tc.n-tc.gap || got.Speculative != tc.gap {
+					t.Fatalf("after the prediction: %+v, want %d confirmed and the gap's %d speculative",
+						got, tc.n-tc.gap, tc.gap)
+				}
+				// The engine prefills from the gap on again and stores it all.
+				f.store(t, ep, 0, 1, tc.gapFrom, tc.n-tc.gapFrom, MediumGPU)
+				st := f.ix.Stats()
+				if st.Outcomes[Confirmed] != int64(want) || st.Speculative != 0 {
+					t.Fatalf("after the store: %d confirmed, %d still predicted; want %d and 0",
+						st.Outcomes[Confirmed], st.Speculative, want)
+				}
+				if got := f.lookup(t, 1, tc.n, ep)[0]; got.Confirmed != tc.n || got.Speculative != 0 {
+					t.Fatalf("after the store: %+v, want all %d confirmed", got, tc.n)
+				}
+			})
+		}
+	}
+}

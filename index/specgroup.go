@@ -94,7 +94,7 @@ func (ix *Index) speculateShard(s *shard, keys []Key, sp *speculation) int {
 	created := 0
 	for base := 0; base < len(keys); base += lookupBatch {
 		batch := keys[base:min(base+lookupBatch, len(keys))]
-		ix.probeBatch(batch)
+		ix.probeSpeculation(batch, sp)
 		for _, k := range batch {
 			if sp.insert(&s.c, k) {
 				created++

@@ -285,11 +285,13 @@ func (s *Scorer) begin(d *Decision) {
 }
 
 // speculate predicts that endpoint will hold the decision's blocks from
-// keys[from] on (the chosen endpoint's confirmed run is skipped; a fallback
-// gets them all, SpeculateAt skipping what it holds confirmed), for the TTL the policy gives there (none when it pauses
+// keys[from] on, for the TTL the policy gives there (none when it pauses
 // speculation), shares the prediction and returns how many entries are new.
-// A deferred insert leaves the expiry of the shards it writes to the
-// decision's Settle (index.SpeculateDeferred).
+// A deferred insert is the commit's: from is the prefill endpoint's
+// confirmed count, and index.SpeculateDeferred predicts the whole
+// continuation and leaves the expiry of the shards it writes to the
+// decision's Settle. A fallback that served gets them all (from 0), and
+// SpeculateAt skips what it holds confirmed.
 func (s *Scorer) speculate(d *Decision, endpoint string, from int, deferred bool) int {
 	ttl := s.opts.TTL.TTL(endpoint, d.model)
 	if ttl <= 0 {
