@@ -23,7 +23,11 @@ package index
 // recomputed block and announces it again, which confirms the prediction;
 // SGLang's radix tree cannot hold a block without its parent). Skipping the
 // check spares the insert a probe of the confirmed table for each key, a
-// cache miss in a large index, on the request's wait.
+// cache miss in a large index, on the request's wait. Should the engine not
+// recompute a block it holds (another request filled the gap before it, as
+// when the scorer's keys start after a confirmed count that a speculative
+// stretch interrupted), that prediction ends as StaleExpiry, as any
+// unconfirmed one does.
 func (ix *Index) SpeculateDeferred(p Prediction) (int, error) {
 	return ix.speculateKeys(p.Endpoint, p.Keys, &speculation{d: p.Decision, at: p.DecidedAt.UnixNano(),
 		expires: p.ExpiresAt.UnixNano(), deferred: true, continuation: true})
