@@ -14,6 +14,7 @@ import (
 
 	"github.com/warmroute/warmroute/buildinfo"
 	"github.com/warmroute/warmroute/internal/cli"
+	"github.com/warmroute/warmroute/internal/grpcbuf"
 )
 
 // subcommand runs one mode of the binary. It owns its flag set, parses args
@@ -31,6 +32,7 @@ var subcommands = map[string]subcommand{}
 func register(name string, c subcommand) { subcommands[name] = c }
 
 func main() {
+	grpcbuf.Install() // before any gRPC server exists
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -1,0 +1,5 @@
+//go:build !race
+
+package grpcbuf
+
+const raceEnabled = false
