@@ -20,7 +20,7 @@ func TestTierFor(t *testing.T) {
 
 // Get returns the asked length with its tier's capacity (the asked length
 // itself past the largest tier).
-func TestGetPut(t *testing.T) {
+func TestGetLengthAndCapacity(t *testing.T) {
 	p := New()
 	for _, n := range []int{0, 1, 255, 256, 1000, 16 << 10, 40 << 10, 1 << 20, 4 << 20, 5 << 20} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -84,5 +84,18 @@ func BenchmarkGetPut(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// Install makes the pool gRPC's default, once: a second call keeps it.
+func TestInstall(t *testing.T) {
+	Install()
+	first, ok := mem.DefaultBufferPool().(*Pool)
+	if !ok {
+		t.Fatalf("after Install the default pool is %T, want *grpcbuf.Pool", mem.DefaultBufferPool())
+	}
+	Install()
+	if mem.DefaultBufferPool() != mem.BufferPool(first) {
+		t.Fatal("a second Install replaced the pool")
 	}
 }
