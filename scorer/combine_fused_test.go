@@ -118,3 +118,71 @@ func FuzzTopK(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMaxFloat checks maxFloat against one running max, bit for bit (NaN,
+// signed zeros, infinities).
+func FuzzMaxFloat(f *testing.F) {
+	f.Add([]byte{1, 9, 5, 7, 2})
+	f.Add([]byte{0, 1, 0, 1, 0, 1, 0, 1, 0})
+	f.Add([]byte{3, 3, 255, 3, 3, 3})
+	f.Add([]byte{4})
+	f.Fuzz(func(t *testing.T, vals []byte) {
+		if len(vals) == 0 {
+			return
+		}
+		special := []float64{math.Copysign(0, -1), 0, math.Inf(-1), math.Inf(1), math.NaN()}
+		v := make([]float64, len(vals))
+		for i, b := range vals {
+			if int(b) < len(special) {
+				v[i] = special[b]
+			} else {
+				v[i] = float64(b%16) - 8
+			}
+		}
+		want := v[0]
+		for _, x := range v[1:] {
+			want = max(want, x)
+		}
+		if got := maxFloat(v); math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("maxFloat(%v) = %v, one running max gives %v", v, got, want)
+		}
+	})
+}
+
+// BenchmarkChoose times choose over 512 candidates' totals (two of them
+// ahead, as with a prefix two endpoints hold) with maxFloat and, as the
+// baseline in the same run, with one running max.
+func BenchmarkChoose(b *testing.B) {
+	total := make([]float64, 512)
+	for i := range total {
+		total[i] = 0.25 + float64(i%7)/100
+	}
+	total[17], total[300] = 0.9, 0.9
+	fb := make([]int, 0, 4)
+	runningMax := func(v []float64) float64 {
+		m := v[0]
+		for _, x := range v[1:] {
+			m = max(m, x)
+		}
+		return m
+	}
+	for _, bc := range []struct {
+		name string
+		top  func([]float64) float64
+	}{{"maxFloat", maxFloat}, {"running", runningMax}} {
+		b.Run("max="+bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if bc.top(total) != 0.9 {
+					b.Fatal("wrong max")
+				}
+			}
+		})
+	}
+	b.Run("choose", func(b *testing.B) {
+		for b.Loop() {
+			if best, _, ties := choose(total, 1e-9, 2, fb); ties != 2 || (best != 17 && best != 300) {
+				b.Fatalf("best %d of %d ties", best, ties)
+			}
+		}
+	})
+}
