@@ -18,9 +18,20 @@ import (
 const (
 	ingestModel     = "m"
 	ingestEndpoints = 8
-	ingestPerBatch  = 16 // blocks per BlockStored, as a vLLM step of 256 new tokens
 	ingestBS        = 16
 )
+
+// ingestPerBatch is how many blocks each message stores (and removes): 16,
+// as a vLLM step of 256 new tokens, unless WARMROUTE_BENCH_BLOCKS sets
+// another count (a long prompt's prefill step stores hundreds; with
+// WARMROUTE_BENCH_CHAINS=512 and 512 blocks the index keeps the default's
+// 131k blocks).
+var ingestPerBatch = func() int {
+	if n, err := strconv.Atoi(os.Getenv("WARMROUTE_BENCH_BLOCKS")); err == nil && n >= 1 && n < 1<<20 {
+		return n
+	}
+	return 16
+}()
 
 // ingestChains is how many distinct stored chains the benchmark cycles
 // through; half of them are resident at any time. WARMROUTE_BENCH_CHAINS
@@ -127,7 +138,10 @@ const (
 	predictWithdrawn             // the same, each prediction withdrawn at once
 )
 
-// ingestConfirmAhead is how many messages /confirm predicts per untimed pause.
+// ingestConfirmAhead is how many messages /confirm predicts per untimed
+// pause, at most: a pause predicts no further than half a cycle of chains
+// (benchIngest), since a chain predicted further ahead would still be
+// stored from the cycle before, and Speculate skips a held key.
 const ingestConfirmAhead = 512
 
 // newIngestRig builds BenchmarkIngest's subscriber and index for chains
@@ -212,7 +226,7 @@ func benchIngest(b *testing.B, steady bool, mode predictMode) {
 	for base := warm; base < warm+b.N; {
 		end := warm + b.N
 		if confirm {
-			end = min(end, base+ingestConfirmAhead)
+			end = min(end, base+min(ingestConfirmAhead, chains/2))
 			b.StopTimer()
 			predict(base, end)
 			b.StartTimer()
