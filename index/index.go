@@ -150,11 +150,10 @@ type speculation struct {
 	remote           bool
 	out              *pending
 	expiries         int
-	// deferred leaves the shards' expiry to the caller (SpeculateDeferred).
+	// deferred is SpeculateDeferred's insert: a routed prompt's
+	// continuation, each key predicted without checking whether the
+	// endpoint holds it confirmed, the shards' expiry left to the caller.
 	deferred bool
-	// continuation predicts every key without checking whether the
-	// endpoint holds it confirmed (SpeculateDeferred).
-	continuation bool
 }
 
 // speculate inserts predictions of keys on endpoint made at at and live until
@@ -217,16 +216,17 @@ func (ix *Index) speculateBatch(batch []Key, sp *speculation) int {
 }
 
 // insert predicts key in c unless the endpoint holds it confirmed (a
-// continuation's keys are predicted without that check); it reports whether
-// an entry was created.
+// deferred insert's keys, a continuation, are predicted without that check);
+// it reports whether an entry was created.
 func (sp *speculation) insert(c *core, k Key) bool {
-	return (sp.continuation || !c.holdsEndpoint(k, sp.ep)) && c.spec.insert(k, sp.ep, sp.d, sp.at, sp.expires, sp.remote)
+	return (sp.deferred || !c.holdsEndpoint(k, sp.ep)) && c.spec.insert(k, sp.ep, sp.d, sp.at, sp.expires, sp.remote)
 }
 
-// probeSpeculation is probeBatch for an insert: a continuation reads no
-// confirmed slot, so only its prediction slots are loaded.
+// probeSpeculation is probeBatch for an insert: a deferred one (a
+// continuation) reads no confirmed slot, so only its prediction slots are
+// loaded.
 func (ix *Index) probeSpeculation(batch []Key, sp *speculation) {
-	if sp.continuation {
+	if sp.deferred {
 		ix.probeHeads(batch)
 	} else {
 		ix.probeBatch(batch)

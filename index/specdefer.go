@@ -30,7 +30,7 @@ package index
 // unconfirmed one does.
 func (ix *Index) SpeculateDeferred(p Prediction) (int, error) {
 	return ix.speculateKeys(p.Endpoint, p.Keys, &speculation{d: p.Decision, at: p.DecidedAt.UnixNano(),
-		expires: p.ExpiresAt.UnixNano(), deferred: true, continuation: true})
+		expires: p.ExpiresAt.UnixNano(), deferred: true})
 }
 
 // ExpireAfter ends due predictions in the shards of keys, each shard
