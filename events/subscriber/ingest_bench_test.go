@@ -1,9 +1,13 @@
 package subscriber
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,11 +48,12 @@ func ingestChains() int {
 }
 
 // ingestPayload is message c of the cycle, in vLLM's wire form (msgspec
-// array_like events after the tag): a BlockStored of chain c (16 blocks of 16
-// token ids from a 150k vocabulary, chained to the previous chain of the same
-// endpoint) and a BlockRemoved of the chain stored half a cycle earlier, so
-// the index holds a constant half of the chains: the steady state of an
-// engine whose cache is full.
+// array_like events after the tag, every integer in its smallest msgpack
+// form, as msgspec writes it): a BlockStored of chain c (16 blocks of 16
+// token ids, chained to the previous chain of the same endpoint) and a
+// BlockRemoved of the chain stored half a cycle earlier, so the index holds
+// a constant half of the chains: the steady state of an engine whose cache
+// is full.
 func ingestPayload(c, chains int) []byte {
 	hashes := func(chain int) []uint64 {
 		hs := make([]uint64, ingestPerBatch)
@@ -68,18 +73,65 @@ func ingestPayload(c, chains int) []byte {
 	} else {
 		events = append(events, []any{"BlockRemoved", hashes(old + chains), "GPU"})
 	}
-	p, err := msgpack.Marshal([]any{1.7e9, events, 0})
+	return marshalCompact([]any{1.7e9, events, 0})
+}
+
+// marshalCompact encodes v as msgspec does: integers in their smallest
+// form (a token id under 128 in one byte, under 65,536 in three), where
+// msgpack's Marshal writes a uint32 in five bytes whatever its value.
+func marshalCompact(v any) []byte {
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(v); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}
+
+// proseIDs are the Qwen 3 token ids of the tokenizer golden corpus's long
+// English documents (3,214 ids: about three quarters take three bytes on
+// the wire, a quarter one), which ingestTokens draws from so that the
+// decoder meets the mix of integer widths a real prompt's event carries.
+var proseIDs = sync.OnceValue(func() []uint32 {
+	f, err := os.Open("../../tokenizer/testdata/golden.json.gz")
 	if err != nil {
 		panic(err)
 	}
-	return p
-}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		panic(err)
+	}
+	var g struct {
+		Texts    []string `json:"texts"`
+		Families map[string]struct {
+			Plain [][]uint32 `json:"plain"`
+		} `json:"families"`
+	}
+	if err := json.NewDecoder(zr).Decode(&g); err != nil {
+		panic(err)
+	}
+	var ids []uint32
+	for i, t := range g.Texts {
+		if len(t) > 2000 {
+			ids = append(ids, g.Families["qwen3"].Plain[i]...)
+		}
+	}
+	if len(ids) < 1000 {
+		panic(fmt.Sprintf("golden corpus: %d Qwen 3 ids of long documents", len(ids)))
+	}
+	return ids
+})
 
-// ingestTokens are chain c's token ids.
+// ingestTokens are chain c's token ids: a stride through proseIDs, so that
+// chains differ (the corpus's length is prime to the strides) while each id
+// is one a real prompt holds.
 func ingestTokens(c int) []uint32 {
+	ids := proseIDs()
 	toks := make([]uint32, ingestPerBatch*ingestBS)
 	for i := range toks {
-		toks[i] = uint32((c*7919 + i*104729) % 150000)
+		toks[i] = ids[(c*7919+i*104729)%len(ids)]
 	}
 	return toks
 }
@@ -186,10 +238,18 @@ func newIngestRig(tb testing.TB, chains int, steady bool, messages int) (*index.
 	for i := range messages/ingestEndpoints + 2 {
 		seqs = append(seqs, []string{strconv.Itoa(i)})
 	}
+	// nats.go copies every payload out of its read buffer into the Msg it
+	// delivers (processMsg), so the subscriber decodes bytes just written:
+	// feed copies each payload into one receive buffer (nothing keeps a
+	// message's Data past handle here: there is no sync to hold it for),
+	// and that copy, the client's work, is counted with the router's. The
+	// payloads themselves (23 MB at the default 16,384 chains) are read cold.
+	recv := make([]byte, 0, 2*len(payloads[0]))
 	feed := func(i int) {
 		m := &msgs[i%ingestEndpoints]
 		m.Header[api.EventSeqHeader] = seqs[i/ingestEndpoints]
-		m.Data = payloads[i%chains]
+		recv = append(recv[:0], payloads[i%chains]...)
+		m.Data = recv
 		s.handle(inbound{msg: m, at: time.Time{}})
 	}
 	return ix, eps, feed
@@ -265,11 +325,7 @@ func ingestPayloadGrow(p []byte) []byte {
 		panic(err)
 	}
 	events := v[1].([]any)
-	out, err := msgpack.Marshal([]any{v[0], events[:1], v[2]})
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return marshalCompact([]any{v[0], events[:1], v[2]})
 }
 
 // TestIngestSteadyAllocatesNothing pins the production path's allocation
