@@ -106,7 +106,9 @@ func newPrompt(buf []int, i, blocks int) []int {
 // (switched-%). Decisions made once two TTLs (DefaultTTL) have passed since
 // the first, when predictions expire as fast as they are made and the
 // prediction tables have stopped growing, give p99-steady-cpu-ns (reported
-// from 1,000 such decisions: -benchtime=80000x or more at 1M blocks).
+// from 1,000 such decisions or more: -benchtime=200000x, since a faster
+// machine makes 80,000 decisions in under two TTLs; with fewer it logs why
+// the steady metrics are missing).
 // Set WARMROUTE_BENCH_10M=1 to add 10M blocks.
 func BenchmarkDecision(b *testing.B) {
 	sizes := []int{1_000_000}
@@ -199,6 +201,9 @@ func benchDecision(b *testing.B, n, blocks int) {
 		b.ReportMetric(float64(steadyWait[len(steadyWait)*99/100].Nanoseconds()), "p99-steady-wait-cpu-ns")
 		slices.Sort(steadyPick)
 		b.ReportMetric(float64(steadyPick[len(steadyPick)*99/100].Nanoseconds()), "p99-steady-pick-cpu-ns")
+	} else if b.N > 1 {
+		b.Logf("%d of %d decisions came two TTLs (%v) after the first, fewer than 1,000: no steady metrics; raise -benchtime",
+			len(steady), b.N, 2*DefaultTTL)
 	}
 	slices.Sort(wait)
 	slices.Sort(waitCPU)
