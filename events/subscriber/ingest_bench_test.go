@@ -243,7 +243,7 @@ func newIngestRig(tb testing.TB, chains int, steady bool, messages int) (*index.
 	// feed copies each payload into one receive buffer (nothing keeps a
 	// message's Data past handle here: there is no sync to hold it for),
 	// and that copy, the client's work, is counted with the router's. The
-	// payloads themselves (23 MB at the default 16,384 chains) are read cold.
+	// payloads themselves (about 16 MB at the default 16,384 chains) are read cold.
 	recv := make([]byte, 0, 2*len(payloads[0]))
 	feed := func(i int) {
 		m := &msgs[i%ingestEndpoints]
