@@ -2,7 +2,6 @@ package index
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 )
 
@@ -245,7 +244,7 @@ func (ix *Index) planStoreBatch(pl *plan, hashes []uint64, keys []Key, m Medium,
 	var known [eventBatch]bool
 	var old [eventBatch]Key
 	rebound := false
-	hd.rev.touchAll(hashes)
+	hd.rev.prefetchAll(hashes)
 	for j, h := range hashes {
 		old[j], known[j] = hd.rev.swap(h, keys[j])
 		rebound = rebound || (known[j] && old[j] != keys[j])
@@ -275,7 +274,7 @@ func (ix *Index) planRemove(pl *plan, ch *Change, i int, results []ChangeResult)
 		if pl.n+len(hashes) > planMax {
 			ix.flush(pl, results)
 		}
-		hd.rev.touchAll(hashes)
+		hd.rev.prefetchAll(hashes)
 		for _, h := range hashes {
 			if pl.pendingRemove(h) {
 				ix.flush(pl, results)
@@ -334,24 +333,21 @@ func (ix *Index) flush(pl *plan, results []ChangeResult) {
 	pl.n, pl.nrem, pl.filter = 0, 0, [4]uint64{}
 }
 
-// touchPlan loads what the plan's writes will read, in two rounds so the
-// misses overlap: first every key's slot (and a store's prediction slot) and
-// every shard's free entry; then a removal's first overflow entry, when its
-// key has more holders than its slot keeps inline (recording the slot it
-// found), and a store's head prediction. The caller holds the shards'
-// locks.
+// touchPlan prefetches what the plan's writes will read, in two rounds so
+// the misses overlap: first every key's slot (and a store's prediction slot)
+// and every shard's free entry; then, reading those slots, a removal's first
+// overflow entry, when its key has more holders than its slot keeps inline
+// (recording the slot it found), and a store's head prediction. The caller
+// holds the shards' locks.
 func (ix *Index) touchPlan(ops []planOp, shards []uint64) {
-	var sink uint32
 	for j := range ops {
 		c := &ix.shardOf(ops[j].key).c
-		sink += c.keys.touch(ops[j].key)
+		c.keys.prefetch(ops[j].key)
 		if !ops[j].remove {
-			sink += c.spec.heads.touch(ops[j].key)
+			c.spec.heads.prefetch(ops[j].key)
 		}
 	}
-	runtime.KeepAlive(sink)
 	ix.probeFree(shards)
-	var hsink holderID
 	for j := range ops {
 		k := ops[j].key
 		c := &ix.shardOf(k).c
@@ -359,16 +355,12 @@ func (ix *Index) touchPlan(ops []planOp, shards []uint64) {
 			p := c.keys.part(k)
 			if i, ok := p.find(k); ok {
 				ops[j].slotAt, ops[j].hinted = i, true
-				hsink += c.overflowHolder(&p.slots[i])
+				c.prefetchOverflow(&p.slots[i])
 			}
-		} else if c.spec.n != 0 {
-			if h := c.spec.heads.head(k); h != 0 {
-				sink += c.spec.at(h).owner
-			}
+		} else {
+			c.prefetchHeadSpec(k)
 		}
 	}
-	runtime.KeepAlive(hsink)
-	runtime.KeepAlive(sink)
 }
 
 // applyPlan writes the plan's blocks in message order under the shards'

@@ -2,7 +2,9 @@ package index
 
 import (
 	"math/bits"
-	"runtime"
+	"unsafe"
+
+	"github.com/warmroute/warmroute/internal/prefetch"
 )
 
 // Store and Remove apply an event's blocks eventBatch at a time, in three
@@ -59,120 +61,120 @@ func (ix *Index) lockBatch(keys []Key, dst []uint64) []uint64 {
 	return shards
 }
 
-// probeBatch loads every key's home slot and prediction home slot, only to
-// start their cache misses together; the caller holds the keys' shard locks.
-// It reads one slot per table without following the probe: a probe loop
-// branches on what it loaded, and each mispredicted exit would wait for its
-// miss before the next key's load could issue.
+// probeBatch prefetches every key's home slot and prediction home slot, so
+// that their cache misses overlap; the caller holds the keys' shard locks.
+// It prefetches one slot per table without following the probe: a probe
+// loop branches on what it loaded, and each mispredicted exit would wait for
+// its miss before the next key's load could issue.
 func (ix *Index) probeBatch(keys []Key) {
-	var sink uint32
 	for _, k := range keys {
 		c := &ix.shardOf(k).c
-		sink += c.keys.touch(k) + c.spec.heads.touch(k)
+		c.keys.prefetch(k)
+		c.spec.heads.prefetch(k)
 	}
-	runtime.KeepAlive(sink) // keeps the probes from being optimized away
 }
 
 // probeKeys is probeBatch without the prediction slots, for removals,
 // which never read them.
 func (ix *Index) probeKeys(keys []Key) {
-	var sink uint32
 	for _, k := range keys {
-		sink += ix.shardOf(k).c.keys.touch(k)
+		ix.shardOf(k).c.keys.prefetch(k)
 	}
-	runtime.KeepAlive(sink)
 }
 
 // probeHeads is probeBatch with only the prediction slots.
 func (ix *Index) probeHeads(keys []Key) {
-	var sink uint32
 	for _, k := range keys {
-		sink += ix.shardOf(k).c.spec.heads.touch(k)
+		ix.shardOf(k).c.spec.heads.prefetch(k)
 	}
-	runtime.KeepAlive(sink)
 }
 
-// probeFree loads the head of each shard's free entry list, which the
+// probeFree prefetches the head of each shard's free entry list, which the
 // batch's first new entry in that shard pops: the list is a stack whose
 // deeper entries were freed long ago, so without it each pop could wait for
 // a miss of its own. The caller holds the shards' locks.
 func (ix *Index) probeFree(shards []uint64) {
-	var sink uint32
 	for _, i := range shards {
 		c := &ix.shards[i].c
 		if f := c.freeEntry; f != 0 {
-			sink += c.at(f).next
+			prefetch.Line(unsafe.Pointer(c.at(f)))
 		}
 	}
-	runtime.KeepAlive(sink)
 }
 
-// probeSpecWrites loads, for each shard of a speculation batch, the free
-// prediction its next insert pops and the expiry-queue slot that insert
+// probeSpecWrites prefetches, for each shard of a speculation batch, the
+// free prediction its next insert pops and the expiry-queue slot that insert
 // appends to: both were last touched long ago (the free list is a stack of
 // expired predictions, the queue a ring the size of the shard's
 // predictions), so without it each insert waits for its own two misses. The
 // caller holds the shards' locks.
 func (ix *Index) probeSpecWrites(shards []uint64) {
-	var sink uint32
 	for _, i := range shards {
 		t := &ix.shards[i].c.spec
 		if f := t.free; f != 0 {
-			sink += t.at(f).next
+			prefetch.Line(unsafe.Pointer(t.at(f)))
 		}
 		if q := &t.queue; len(q.buf) > 0 {
-			sink += q.buf[(q.head+q.n)&(len(q.buf)-1)].endpoint
+			prefetch.Line(unsafe.Pointer(&q.buf[(q.head+q.n)&(len(q.buf)-1)]))
 		}
 	}
-	runtime.KeepAlive(sink)
 }
 
-// probeEntries loads the first overflow entry of every key that has one
-// (their slots, with the first two holders inline, are cached by
-// probeBatch), so that removals find their entries without a miss each; the
-// caller holds the keys' shard locks.
+// probeEntries prefetches the first overflow entry of every key that has
+// one (reading their slots, with the first two holders inline, which
+// probeBatch prefetched), so that removals find their entries without a
+// miss each; the caller holds the keys' shard locks.
 func (ix *Index) probeEntries(keys []Key) {
-	var sink holderID
 	for _, k := range keys {
 		c := &ix.shardOf(k).c
 		if s := c.keys.slot(k); s != nil {
-			sink += c.overflowHolder(s)
+			c.prefetchOverflow(s)
 		}
 	}
-	runtime.KeepAlive(sink)
 }
 
-// probeSpecs loads the head prediction of every key that has one (their
-// heads slots are cached by probeBatch): a block the router predicted for
-// the storing endpoint is usually that head, so confirming it finds its entry
-// without a miss. A shard holding no prediction costs one predictable
-// branch. The caller holds the keys' shard locks.
+// probeSpecs prefetches the head prediction of every key that has one
+// (reading their heads slots, which probeBatch prefetched): a block the
+// router predicted for the storing endpoint is usually that head, so
+// confirming it finds its entry without a miss. A shard holding no
+// prediction costs one predictable branch. The caller holds the keys' shard
+// locks.
 func (ix *Index) probeSpecs(keys []Key) {
-	var sink uint32
 	for _, k := range keys {
-		c := &ix.shardOf(k).c
-		if c.spec.n == 0 {
-			continue
-		}
-		if h := c.spec.heads.head(k); h != 0 {
-			sink += c.spec.at(h).owner
-		}
+		ix.shardOf(k).c.prefetchHeadSpec(k)
 	}
-	runtime.KeepAlive(sink)
 }
 
-// touch reads k's home slot in its part (see probeBatch), and the slot
-// after it: when the home slot ends its cache line, an insertion's probe or
-// a deletion's backward shift reads the next line, and that miss would
-// otherwise come alone. Declared here rather than in keytable.go because
-// only the event paths' batches use it.
-func (t *keyTable[S]) touch(k Key) uint32 {
+// prefetchHeadSpec prefetches the first prediction of k, if any.
+func (c *core) prefetchHeadSpec(k Key) {
+	if c.spec.n == 0 {
+		return
+	}
+	if h := c.spec.heads.head(k); h != 0 {
+		prefetch.Line(unsafe.Pointer(c.spec.at(h)))
+	}
+}
+
+// prefetchOverflow prefetches the first overflow entry of slot s, if any.
+func (c *core) prefetchOverflow(s *holderSlot) {
+	if o := overflowOf(s); o != 0 {
+		prefetch.Line(unsafe.Pointer(c.at(o)))
+	}
+}
+
+// prefetch prefetches k's home slot in its part (see probeBatch), and the
+// slot after it: when the home slot ends its cache line, an insertion's
+// probe or a deletion's backward shift reads the next line, and that miss
+// would otherwise come alone. Declared here rather than in keytable.go
+// because only the batches use it.
+func (t *keyTable[S]) prefetch(k Key) {
 	p := t.part(k)
 	if len(p.slots) == 0 {
-		return 0
+		return
 	}
 	i := uint64(k) & p.mask
-	return header(&p.slots[i]).head + header(&p.slots[(i+1)&p.mask]).head
+	prefetch.Line(unsafe.Pointer(&p.slots[i]))
+	prefetch.Line(unsafe.Pointer(&p.slots[(i+1)&p.mask]))
 }
 
 // repeats reports whether hashes (at most eventBatch) holds a value twice.
@@ -190,7 +192,7 @@ func repeats(hashes []uint64) bool {
 // storeBatch stores up to eventBatch blocks for hd; the caller holds hd.mu.
 func (ix *Index) storeBatch(hd *holder, hashes []uint64, keys []Key, m Medium, now int64, tick uint32, out *pending) {
 	var known [eventBatch]bool
-	hd.rev.touchAll(hashes)
+	hd.rev.prefetchAll(hashes)
 	sequential := repeats(hashes)
 	for j, h := range hashes {
 		old, ok := hd.rev.get(h)
@@ -233,7 +235,7 @@ func (ix *Index) storeBatch(hd *holder, hashes []uint64, keys []Key, m Medium, n
 // removeBatch removes one copy on m of up to eventBatch blocks from hd and
 // returns how many it found; the caller holds hd.mu.
 func (ix *Index) removeBatch(hd *holder, hashes []uint64, m Medium) int {
-	hd.rev.touchAll(hashes)
+	hd.rev.prefetchAll(hashes)
 	if repeats(hashes) {
 		found := 0
 		for _, h := range hashes {

@@ -42,16 +42,6 @@ func (e *inlineEntry) holder() holderID { return holderID(e.h - 1) }
 // unused place (maxEndpoints keeps h+1 from wrapping).
 func inlineID(h holderID) uint32 { return uint32(h) + 1 }
 
-// overflowHolder reads s's first overflow entry, if any, only to start its
-// cache miss early (the event and lookup batches' touches); it returns 0
-// when s keeps all its holders inline.
-func (c *core) overflowHolder(s *holderSlot) holderID {
-	if o := overflowOf(s); o != 0 {
-		return c.at(o).holder
-	}
-	return 0
-}
-
 // entry is one holder's confirmed copies of one key beyond its slot's two
 // inline places, 12 bytes, on a singly linked list headed from the slot.
 type entry struct {

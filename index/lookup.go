@@ -61,27 +61,25 @@ func (ix *Index) lookupBatch(w *walk, batch []Key, base int, now int64, tick uin
 	for _, i := range locked {
 		ix.shards[i].mu.RLock()
 	}
-	// Touch every key's home slots first (probeBatch): the probes below
+	// Prefetch every key's home slots first (probeBatch): the probes below
 	// branch on what they load, so without it a mispredicted probe exit
 	// waits for its miss before the next key's loads issue.
 	ix.probeBatch(batch)
 	var slots [lookupBatch]*holderSlot
 	var specs [lookupBatch]uint32
-	var heads holderID
 	for j, k := range batch {
 		c := &ix.shardOf(k).c
 		if slots[j] = c.keys.slot(k); slots[j] != nil {
-			// A key's first two holders are in its slot. Reading the first
-			// overflow entry of a key with more starts its cache miss while
-			// the other keys' probes are still in flight; mark finds it
-			// cached.
-			heads |= c.overflowHolder(slots[j])
+			// A key's first two holders are in its slot. Prefetching the
+			// first overflow entry of a key with more starts its cache miss
+			// while the other keys' probes are still in flight; mark finds
+			// it cached.
+			c.prefetchOverflow(slots[j])
 		}
 		if c.spec.n > 0 { // no second probe in shards without predictions
 			specs[j] = c.spec.heads.head(k)
 		}
 	}
-	w.sink = heads
 	alive := true
 	for j, k := range batch {
 		w.mark(&ix.shardOf(k).c, slots[j], specs[j], now, tick, &ix.opts.Weights)
@@ -136,7 +134,6 @@ type walk struct {
 	owner *endpoints
 	names []string
 	idOf  []int32
-	sink  holderID // keeps lookupBatch's early entry reads from being optimized away
 }
 
 var walkPool = sync.Pool{New: func() any { return new(walk) }}

@@ -1,6 +1,10 @@
 package index
 
-import "runtime"
+import (
+	"unsafe"
+
+	"github.com/warmroute/warmroute/internal/prefetch"
+)
 
 // revSlot maps one engine block hash to the key it was stored under.
 type revSlot struct {
@@ -50,19 +54,18 @@ func (t *revTable) get(h uint64) (Key, bool) {
 	return t.part(h).get(h)
 }
 
-// touchAll reads the home slot of every hash, only to start their cache
-// misses together before the probes that need them (see probeBatch).
-func (t *revTable) touchAll(hashes []uint64) {
-	var sink uint64
+// prefetchAll prefetches the home slot of every hash (and the slot after
+// it, as keyTable.prefetch does), so that their cache misses overlap before
+// the probes that need them (see probeBatch).
+func (t *revTable) prefetchAll(hashes []uint64) {
 	for _, h := range hashes {
 		p := t.part(h)
 		if len(p.slots) != 0 {
-			// The slot after home too, as keyTable.touch does.
 			i := p.home(h)
-			sink += p.slots[i].hash + p.slots[(i+1)&p.mask()].hash
+			prefetch.Line(unsafe.Pointer(&p.slots[i]))
+			prefetch.Line(unsafe.Pointer(&p.slots[(i+1)&p.mask()]))
 		}
 	}
-	runtime.KeepAlive(sink)
 }
 
 // swap maps h to key and returns what h mapped to before, as a get

@@ -1,9 +1,11 @@
 package index
 
 import (
-	"runtime"
 	"sync"
 	"time"
+	"unsafe"
+
+	"github.com/warmroute/warmroute/internal/prefetch"
 )
 
 // spec is one speculative entry: endpoint ep is predicted to hold a key since
@@ -176,26 +178,29 @@ func (t *specTable) expire(now, grace int64, limit int, out *pending) (read int,
 	return read, false
 }
 
-// warmDue reads the head slot and first prediction of each of up to n due
-// references at the front of the queue, only to start their cache misses
-// together, and returns how many it read (at least 1 when the front is
-// due). Expiring references one by one would take each one's misses in
-// turn: the table is too large to stay cached, and a reference was queued a
-// TTL ago. The reads change nothing, so the ending that follows is the same.
+// warmDue prefetches the head slot and first prediction of each of up to n
+// due references at the front of the queue, so that their cache misses
+// overlap, and returns how many it found due (at least 1 when the front is
+// due): first every reference's heads slot, then, reading those slots, each
+// first prediction. Expiring references one by one would take each one's
+// misses in turn: the table is too large to stay cached, and a reference was
+// queued a TTL ago. Prefetching changes nothing, so the ending that follows
+// is the same.
 func (t *specTable) warmDue(now, grace int64, n int) int {
 	q := &t.queue
-	var sink uint32
 	j := 0
 	for ; j < n && j < q.n; j++ {
 		r := &q.buf[(q.head+j)&(len(q.buf)-1)]
 		if r.expires+grace > now {
 			break
 		}
-		if h := t.heads.head(r.key); h != 0 {
-			sink += t.at(h).owner
+		t.heads.prefetch(r.key)
+	}
+	for i := range j {
+		if h := t.heads.head(q.buf[(q.head+i)&(len(q.buf)-1)].key); h != 0 {
+			prefetch.Line(unsafe.Pointer(t.at(h)))
 		}
 	}
-	runtime.KeepAlive(sink) // keeps the reads from being optimized away
 	return max(j, 1)
 }
 

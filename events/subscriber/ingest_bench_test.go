@@ -189,7 +189,7 @@ func newIngestRig(tb testing.TB, chains int, steady bool, messages int) (*index.
 	for i := range eps {
 		eps[i] = fmt.Sprintf("10.9.0.%d:8000", i+1)
 	}
-	ix, err := index.New(index.Options{BlockSize: ingestBS})
+	ix, err := index.New(index.Options{BlockSize: ingestBS, Shards: benchShards()})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -332,4 +332,12 @@ func TestIngestSteadyAllocatesNothing(t *testing.T) {
 	if want := int64(next * ingestPerBatch); ix.Stats().StoredBlocks != want {
 		t.Errorf("stored %d blocks, want %d", ix.Stats().StoredBlocks, want)
 	}
+}
+
+// benchShards is the index's shard count, WARMROUTE_BENCH_SHARDS or (0) the
+// default: one thread applies fewer lock rounds with fewer shards, and
+// index.BenchmarkContention measures what that costs decisions.
+func benchShards() int {
+	n, _ := strconv.Atoi(os.Getenv("WARMROUTE_BENCH_SHARDS"))
+	return n
 }
