@@ -21,7 +21,7 @@ const (
 // case-sensitively, as the engines do.
 type wireRequest struct {
 	Model              jsontext.Value `json:"model"`
-	Prompt             jsontext.Value `json:"prompt"`
+	Prompt             promptValue    `json:"prompt"`
 	Messages           jsontext.Value `json:"messages"`
 	Tools              jsontext.Value `json:"tools"`
 	ChatTemplateKwargs jsontext.Value `json:"chat_template_kwargs"`
@@ -209,17 +209,45 @@ func wrongType(field, want string) error {
 
 const promptWant = "a string, a list of strings, a list of token ids or a list of lists of token ids"
 
-func readPrompt(v jsontext.Value, req *scorer.Request) error {
+// promptValue is a completion's prompt as decodeObject reads it: a string
+// decoded straight from the body (one scan and one copy; a raw value kept
+// for a later decode would cost two of each, and a 100k-token prompt is
+// hundreds of kilobytes), anything else kept raw for readPrompt.
+type promptValue struct {
+	str   string
+	isStr bool
+	raw   jsontext.Value
+}
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom. A repeated "prompt"
+// member replaces the earlier one, as for the other fields.
+func (p *promptValue) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*p = promptValue{}
+	if dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		p.str, p.isStr = tok.String(), true
+		return nil
+	}
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	p.raw = v.Clone()
+	return nil
+}
+
+func readPrompt(p promptValue, req *scorer.Request) error {
+	if p.isStr {
+		req.Prompts = []string{p.str}
+		return nonEmptyStrings(req.Prompts, "prompt")
+	}
+	v := p.raw
 	switch v.Kind() {
 	case 0, 'n':
 		return &fieldError{"prompt", ErrEmptyPrompt}
-	case '"':
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			return wrongType("prompt", promptWant)
-		}
-		req.Prompts = []string{s}
-		return nonEmptyStrings(req.Prompts, "prompt")
 	case '[':
 		return readPromptList(v, req)
 	default:
