@@ -18,7 +18,8 @@ import (
 // number a shard count has to be chosen by: one goroutine applies engine
 // messages as the subscriber does (each stores a 16-block chain for one of
 // 8 endpoints and removes the chain that endpoint stored half a cycle
-// earlier, so the index holds 65,536 blocks), while the benchmark's own loop
+// earlier, so the index holds 65,536 blocks; WARMROUTE_BENCH_BLOCKS sets
+// another chain length, such as a long prompt's 512), while the benchmark's own loop
 // makes decisions: a Lookup of 64 keys over the 8 endpoints (the first 16 a
 // resident chain's, the rest new) and a Speculate of them for one endpoint
 // with a 1 s TTL. It reports the decisions' ns/op, their wall p99
@@ -45,14 +46,21 @@ func BenchmarkContention(b *testing.B) {
 	}
 }
 
-const (
-	contentionEndpoints = 8
-	contentionChains    = 8192 // half resident: 4,096 chains of 16 blocks
-)
+const contentionEndpoints = 8
+
+// contentionBlocks is the blocks per message, WARMROUTE_BENCH_BLOCKS or 16.
+func contentionBlocks() int {
+	if n, err := strconv.Atoi(os.Getenv("WARMROUTE_BENCH_BLOCKS")); err == nil && n >= 16 && n <= 1<<14 {
+		return n
+	}
+	return 16
+}
 
 // contentionRig is BenchmarkContention's index and its message cycle.
 type contentionRig struct {
 	ix     *Index
+	blocks int // per chain and message
+	n      int // chains in the cycle, half of them resident
 	eps    []string
 	chains []Stored // chain c, stored by endpoint c%8, chained to c-8
 	keys   [][]Key  // chain c's keys
@@ -63,18 +71,19 @@ func newContentionRig(b *testing.B, shards int) *contentionRig {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &contentionRig{ix: ix, eps: make([]string, contentionEndpoints)}
+	blocks := contentionBlocks()
+	r := &contentionRig{ix: ix, blocks: blocks, n: 131072 / blocks, eps: make([]string, contentionEndpoints)}
 	for i := range r.eps {
 		r.eps[i] = fmt.Sprintf("10.7.0.%d:8000", i+1)
 	}
-	r.chains = make([]Stored, contentionChains)
-	r.keys = make([][]Key, contentionChains)
+	r.chains = make([]Stored, r.n)
+	r.keys = make([][]Key, r.n)
 	for c := range r.chains {
-		ev := benchEvent(r.eps[c%contentionEndpoints], c+1, 16)
+		ev := benchEvent(r.eps[c%contentionEndpoints], c+1, blocks)
 		r.keys[c], _ = AppendKeys(nil, ev.Identity, 16, ev.Tokens)
 		r.chains[c] = ev
 	}
-	for c := range contentionChains / 2 {
+	for c := range r.n / 2 {
 		r.message(c)
 	}
 	return r
@@ -83,8 +92,8 @@ func newContentionRig(b *testing.B, shards int) *contentionRig {
 // message applies message c of the cycle: chain c stored, and the chain its
 // endpoint stored half a cycle earlier removed.
 func (r *contentionRig) message(c int) {
-	c %= contentionChains
-	old := (c + contentionChains/2) % contentionChains
+	c %= r.n
+	old := (c + r.n/2) % r.n
 	changes := [2]Change{{Stored: r.chains[c]}, {Removed: true, Stored: Stored{Hashes: r.chains[old].Hashes, Medium: MediumGPU}}}
 	var results [2]ChangeResult
 	r.ix.Apply(r.eps[c%contentionEndpoints], 0, changes[:], results[:])
@@ -98,9 +107,9 @@ func benchContention(b *testing.B, shards int) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for c := contentionChains / 2; !stop.Load(); c++ {
+		for c := r.n / 2; !stop.Load(); c++ {
 			r.message(c)
-			stored.Add(16)
+			stored.Add(int64(r.blocks))
 		}
 	}()
 	keys := make([]Key, 64)
@@ -113,7 +122,7 @@ func benchContention(b *testing.B, shards int) {
 	for i := 0; b.Loop(); i++ {
 		// A chain stored a quarter cycle ago: resident, unless the writer
 		// has lapped the reader.
-		c := (int(stored.Load()/16) + contentionChains/4*3) % contentionChains
+		c := (int(stored.Load()/int64(r.blocks)) + r.n/4*3) % r.n
 		copy(keys, r.keys[c])
 		fresh[0] = uint32(i) // a new tail per decision
 		tail, _ := AppendChain(keys[:16], keys[15], 16, fresh)
