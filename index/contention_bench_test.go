@@ -25,7 +25,9 @@ import (
 // with a 1 s TTL. It reports the decisions' ns/op, their wall p99
 // (p99-decision-ns), the decisions' CPU (cpu-ns/op, the whole process's
 // CPU divided by the decisions: both goroutines' work) and the writer's
-// rate (writer-blocks/s, stored blocks per wall second). Run it with
+// rate (writer-blocks/s, stored blocks per wall second), and the share of
+// decisions whose resident chain was found confirmed (resident-%, near 100
+// unless the writer laps the reader). Run it with
 // GOMAXPROCS=2 or more, so that the two goroutines do run at once, and
 // with -count to interleave the shard counts. WARMROUTE_BENCH_SHARDS
 // replaces the shard counts compared (comma-separated).
@@ -116,13 +118,15 @@ func benchContention(b *testing.B, shards int) {
 	fresh := benchTokens(16 * 48)
 	dst := make([]Match, contentionEndpoints)
 	lat := make([]time.Duration, 0, 1<<16)
+	resident := 0 // decisions whose chain its endpoint held in full
 	b.ReportAllocs()
 	b.ResetTimer()
 	start, cpu, before := time.Now(), benchcpu.Start(), stored.Load()
 	for i := 0; b.Loop(); i++ {
-		// A chain stored a quarter cycle ago: resident, unless the writer
-		// has lapped the reader.
-		c := (int(stored.Load()/int64(r.blocks)) + r.n/4*3) % r.n
+		// A chain stored a quarter cycle ago: resident (the writer's last
+		// message stored chain n/2 + messages and removed the one half a
+		// cycle before it), unless the writer laps the reader.
+		c := (int(stored.Load()/int64(r.blocks)) + r.n/4) % r.n
 		copy(keys, r.keys[c])
 		fresh[0] = uint32(i) // a new tail per decision
 		tail, _ := AppendChain(keys[:16], keys[15], 16, fresh)
@@ -132,6 +136,9 @@ func benchContention(b *testing.B, shards int) {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(t0))
+		if dst[c%contentionEndpoints].Confirmed >= 16 {
+			resident++
+		}
 	}
 	wall, used, writes := time.Since(start), cpu.Elapsed(), stored.Load()-before
 	b.StopTimer()
@@ -141,4 +148,5 @@ func benchContention(b *testing.B, shards int) {
 	b.ReportMetric(float64(used.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-decision-ns")
 	b.ReportMetric(float64(writes)/wall.Seconds(), "writer-blocks/s")
+	b.ReportMetric(100*float64(resident)/float64(b.N), "resident-%")
 }

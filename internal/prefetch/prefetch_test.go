@@ -10,8 +10,7 @@ import (
 	"github.com/warmroute/warmroute/internal/benchcpu"
 )
 
-// TestLineLeavesMemoryAlone checks that Line reads nothing into Go's view of
-// memory and writes nothing: every word of a buffer prefetched line by line,
+// TestLineLeavesMemoryAlone checks that Line changes no memory: every word of a buffer prefetched line by line,
 // at every alignment, keeps its value.
 func TestLineLeavesMemoryAlone(t *testing.T) {
 	buf := make([]uint64, 1024)
@@ -29,8 +28,8 @@ func TestLineLeavesMemoryAlone(t *testing.T) {
 	}
 }
 
-// slot is where key k's line lies in a working set of n lines (a power of
-// two): a few rounds of multiply-xorshift, as a hash table derives a slot
+// slot is the index of the first word of key k's line, in a working set
+// whose line count is mask+1 (a power of two): a few rounds of multiply-xorshift, as a hash table derives a slot
 // from a key, so that the loop computing the addresses is as long as the
 // index's (tens of instructions a key, not two).
 func slot(k uint64, mask uint64) uint64 {
