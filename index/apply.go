@@ -327,6 +327,11 @@ func (ix *Index) flush(pl *plan, results []ChangeResult) {
 	}
 	for j := range ops {
 		if drop[j] {
+			hd.rev.prefetchRun(ops[j].hash, ops[j].revAt)
+		}
+	}
+	for j := range ops {
+		if drop[j] {
 			hd.rev.deleteAt(ops[j].hash, ops[j].revAt)
 		}
 	}
@@ -337,7 +342,8 @@ func (ix *Index) flush(pl *plan, results []ChangeResult) {
 // the misses overlap: first every key's slot (and a store's prediction slot)
 // and every shard's free entry; then, reading those slots, a removal's first
 // overflow entry, when its key has more holders than its slot keeps inline
-// (recording the slot it found), and a store's head prediction. The caller
+// (recording the slot it found), the slots after it that the deletion's
+// backward shift reads (prefetchRun), and a store's head prediction. The caller
 // holds the shards' locks.
 func (ix *Index) touchPlan(ops []planOp, shards []uint64) {
 	for j := range ops {
@@ -356,6 +362,7 @@ func (ix *Index) touchPlan(ops []planOp, shards []uint64) {
 			if i, ok := p.find(k); ok {
 				ops[j].slotAt, ops[j].hinted = i, true
 				c.prefetchOverflow(&p.slots[i])
+				p.prefetchRun(i)
 			}
 		} else {
 			c.prefetchHeadSpec(k)
