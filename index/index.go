@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/warmroute/warmroute/internal/spinlock"
 )
 
 // Index is the confirmed-plus-speculative prefix index. Build it with New; the
@@ -26,7 +28,9 @@ type Index struct {
 // shard is one core behind its lock, padded so neighbouring locks do not
 // share a cache line.
 type shard struct {
-	mu sync.RWMutex
+	// mu spins before it blocks (see package spinlock): its holds are
+	// microseconds, and a parked waiter loses tens of them to its wake-up.
+	mu spinlock.RWMutex
 	c  core
 	_  [64]byte
 }
