@@ -5,8 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/warmroute/warmroute/internal/spinlock"
 )
 
 // Index is the confirmed-plus-speculative prefix index. Build it with New; the
@@ -28,9 +26,7 @@ type Index struct {
 // shard is one core behind its lock, padded so neighbouring locks do not
 // share a cache line.
 type shard struct {
-	// mu spins before it blocks (see package spinlock): its holds are
-	// microseconds, and a parked waiter loses tens of them to its wake-up.
-	mu spinlock.RWMutex
+	mu sync.RWMutex
 	c  core
 	_  [64]byte
 }
