@@ -32,14 +32,16 @@
 // # Concurrency
 //
 // Index is safe for concurrent use. Keys are spread over shards, each a
-// single-threaded core behind its own RWMutex; every write locks one shard
-// for one key at a time, so a reader never waits behind more than one key's
-// worth of writing. Events for one (endpoint, rank) are serialized by that
-// holder's mutex, which is taken before any shard lock, never after. Lookup
-// takes read locks only, on the shards of eight keys at a time and always in
-// ascending shard order: a writer never waits for a second shard, so no
-// cycle of waits can form, and the eight probes' memory misses overlap. The Observer is called after all locks are released,
-// on the goroutine that made the call; it must not block.
+// single-threaded core behind its own RWMutex. A write batch (an engine
+// message's plan of at most 64 blocks, a Store or Remove batch, a decision's
+// speculative inserts) locks the shards of its keys together, always in
+// ascending shard order, and so does Lookup, with read locks, for eight keys
+// at a time: no cycle of waits can form, a hold lasts one batch
+// (microseconds), and a batch's memory misses overlap. Events for one
+// (endpoint, rank) are serialized by that holder's mutex, which is taken
+// before any shard lock, never after. The Observer is called after all
+// locks are released, on the goroutine that made the call; it must not
+// block.
 //
 // # Ownership
 //
