@@ -105,15 +105,42 @@ func TestDockerBuildContext(t *testing.T) {
 	}
 	t.Logf("build context: %d files, %d bytes", len(files), total)
 	// Loading every package of the build (sources, embedded files, module
-	// graph) fails on anything the context lacks; compiling would add
-	// minutes (a -trimpath build in another directory shares no cache with
-	// the other tests' builds) and nothing the context could miss.
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./cmd/warmroute")
-	cmd.Dir = ctx
-	cmd.Env = append(os.Environ(), "GOFLAGS=-trimpath -mod=readonly", "CGO_ENABLED=0", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go list -deps ./cmd/warmroute in the build context: %v\n%s", err, out)
+	// graph) fails on anything the context lacks, but a missing assembly
+	// file or profile only shows when compiling, which would add minutes
+	// (a -trimpath build in another directory shares no cache with the
+	// other tests' builds). So every package's compiled files, for each
+	// architecture with assembly, are listed in the repository and in the
+	// context, and must be the same.
+	for _, arch := range []string{"amd64", "arm64"} {
+		want, got := buildFiles(t, root, arch), buildFiles(t, ctx, arch)
+		if got != want {
+			t.Errorf("GOARCH=%s: the build context lacks files the build compiles:\nrepository:\n%s\ncontext:\n%s", arch, want, got)
+		}
 	}
+	// go build uses the main package's default.pgo (profile-guided
+	// optimization) when it is there.
+	if _, err := os.Stat(filepath.Join(root, "cmd/warmroute/default.pgo")); err == nil {
+		if _, err := os.Stat(filepath.Join(ctx, "cmd/warmroute/default.pgo")); err != nil {
+			t.Errorf("cmd/warmroute/default.pgo is not in the build context: %v", err)
+		}
+	}
+}
+
+// buildFiles lists, per package of the module that `go build
+// ./cmd/warmroute` compiles for linux/arch, the files it compiles and
+// embeds, as go list finds them in dir.
+func buildFiles(t *testing.T, dir, arch string) string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-f",
+		`{{if not .Standard}}{{if .Module}}{{if .Module.Main}}{{.ImportPath}}: {{join .GoFiles " "}} {{join .SFiles " "}} {{join .HFiles " "}} {{join .EmbedFiles " "}}{{end}}{{end}}{{end}}`,
+		"./cmd/warmroute")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-trimpath -mod=readonly", "CGO_ENABLED=0", "GOWORK=off", "GOOS=linux", "GOARCH="+arch)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/warmroute in %s (GOARCH=%s): %v\n%s", dir, arch, err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // The Dockerfile's base images are fully qualified (registry host named, as
