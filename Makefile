@@ -15,7 +15,7 @@ REVISION      ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS       := -X github.com/warmroute/warmroute/buildinfo.version=$(VERSION) \
                  -X github.com/warmroute/warmroute/buildinfo.revision=$(REVISION)
 
-.PHONY: all build test vet demo loadtest bench envoy chart-test kube-assets envtest compare compare-stack profile e2e-vllm faults
+.PHONY: all build test vet demo loadtest bench envoy chart-test kube-assets envtest compare compare-stack profile pgo e2e-vllm faults
 
 all: test
 
@@ -78,6 +78,19 @@ demo: envoy
 ## record the router's CPU profile during each routed run).
 loadtest: envoy
 	go run ./e2e/loadtest $(LOADTEST_ARGS)
+
+## pgo: record cmd/warmroute/default.pgo, the CPU profile go build optimizes
+## the router with (profile-guided optimization): the router's profiles during
+## the load test's routed runs (8 KB and 400 KB prompts, concurrency 1 and 8,
+## a binary built without the old profile), merged. Commit the result.
+PGO_DIR := $(CURDIR)/.cache/pgo
+pgo: envoy
+	rm -rf $(PGO_DIR) && mkdir -p $(PGO_DIR)
+	go build -pgo=off -o $(PGO_DIR)/warmroute ./cmd/warmroute
+	WARMROUTE_BIN=$(PGO_DIR)/warmroute go run ./e2e/loadtest -concurrency 1,8 \
+		-body-bytes 8192,409600 -requests 400 -warmup 20 -rounds 1 \
+		-envoy-concurrency 1 -sim-blocks 65536 -pprof $(PGO_DIR) -pprof-seconds 12
+	go tool pprof -proto $(PGO_DIR)/cpu-*.pprof > cmd/warmroute/default.pgo
 
 ## compare: TTL policies x regimes x 10 seeds in virtual time (real scorer,
 ## index and TTL controller against modelled engines), means with 95%
