@@ -179,7 +179,8 @@ func (t *keyTable[S]) prefetch(k Key) {
 
 // prefetchRun prefetches the slots after slot i that deleting it reads:
 // the backward shift scans the rest of i's run, 2.5 slots on average in
-// BenchmarkIngest/steady's tables (3.5 lines of 32-byte slots from i), and
+// BenchmarkIngest/steady's tables (3.5 slots from i counting the free one
+// that ends the run: about two lines of 32-byte slots), and
 // those lines would otherwise miss one after another, each waiting for the
 // one before to say whether the run goes on. Slots i+2 and i+4 are the two
 // lines after i's for a 32-byte slot (i+1 is prefetch's second line when i

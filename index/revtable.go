@@ -68,12 +68,12 @@ func (t *revTable) prefetchAll(hashes []uint64) {
 	}
 }
 
-// prefetchRun prefetches, for deleteAt(h, at), the slots after at that the
-// deletion's backward shift reads (3.5 on average in
-// BenchmarkIngest/steady's tables): at+1 and at+4 cover the next two lines
-// of 16-byte slots whatever at's place in its line. The plan's deletions
-// come after its shards' writes, by which time the lines its lookups read
-// may have left the nearer caches.
+// prefetchRun prefetches, for deleteAt(h, at), slot at and the slots after
+// it that the deletion's backward shift reads (3.5 on average in
+// BenchmarkIngest/steady's tables, 4.5 counting the free one that ends the
+// run): at's line and at+4's, the next one of 16-byte slots. The plan's
+// deletions come after its shards' writes, by which time the lines its
+// lookups read may have left the nearer caches.
 func (t *revTable) prefetchRun(h uint64, at uint64) {
 	if h == 0 {
 		return
