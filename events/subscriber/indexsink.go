@@ -2,6 +2,8 @@ package subscriber
 
 import (
 	"errors"
+	"slices"
+	"sync"
 
 	"github.com/warmroute/warmroute/events/wire"
 	"github.com/warmroute/warmroute/index"
@@ -36,15 +38,17 @@ func NewIndexSink(ix *index.Index, m *Metrics) *IndexSink {
 }
 
 // ApplyBatch applies b's events in order. Runs of stores and removals go
-// to the index together (index.Apply, up to applyRun events at a time), so
-// a message's blocks take one lock round; AllBlocksCleared and unknown
+// to the index together (index.Apply, up to runMax changes at a time), so
+// a message's blocks share the index's lock rounds; consecutive removals
+// on one medium go as one change (see merge); AllBlocksCleared and unknown
 // kinds end a run and are applied alone.
 func (s *IndexSink) ApplyBatch(src Source, b *wire.Batch) {
-	var run applyRun
+	run := runPool.Get().(*applyRun)
+	defer runPool.Put(run)
 	for i := range b.Events {
 		ev := &b.Events[i]
 		if ev.Kind != wire.KindBlockStored && ev.Kind != wire.KindBlockRemoved {
-			s.flush(src, &run)
+			s.flush(src, run)
 			s.apply(src, ev)
 			continue
 		}
@@ -52,56 +56,117 @@ func (s *IndexSink) ApplyBatch(src Source, b *wire.Batch) {
 			s.metrics.events.WithLabelValues(ev.Kind.String(), "sparse_group").Inc()
 			continue
 		}
-		if run.n == len(run.changes) {
-			s.flush(src, &run)
+		if ev.Kind == wire.KindBlockRemoved && run.merge(ev) {
+			continue
 		}
-		run.events[run.n] = ev
-		run.changes[run.n] = s.change(src, ev)
-		run.n++
+		if len(run.changes) == runMax {
+			s.flush(src, run)
+		}
+		run.changes = append(run.changes, index.Change{})
+		s.fill(&run.changes[len(run.changes)-1], src, ev)
+		run.events = append(run.events, 1)
+		run.merged = -1
 	}
-	s.flush(src, &run)
+	s.flush(src, run)
 }
 
-// applyRun collects the events of one index.Apply call.
+// runMax is how many changes one index.Apply call takes at most, and
+// mergeMax how many hashes a run's merged removals hold at most; a pooled
+// run thus keeps at most about 250 KB.
+const (
+	runMax   = 1024
+	mergeMax = 4096
+)
+
+// applyRun collects the changes of one index.Apply call; ApplyBatch takes
+// one from runPool, so steady ingestion allocates none.
 type applyRun struct {
-	n       int
-	events  [8]*wire.Event
-	changes [8]index.Change
-	results [8]index.ChangeResult
+	changes []index.Change
+	results []index.ChangeResult
+	// events is how many of the batch's events each change stands for.
+	events []int32
+	// hashes holds merged removals' hashes; merged is where the last
+	// change's hashes start in it, or -1 when the last change was not
+	// merged into.
+	hashes []uint64
+	merged int
 }
 
-// change is ev (a BlockStored or BlockRemoved) as the index takes it.
-func (s *IndexSink) change(src Source, ev *wire.Event) index.Change {
-	if ev.Kind == wire.KindBlockRemoved {
-		return index.Change{Removed: true, Stored: index.Stored{Hashes: ev.BlockHashes, Medium: index.ParseMedium(ev.Medium)}}
+var runPool = sync.Pool{New: func() any { return &applyRun{merged: -1} }}
+
+// merge appends removal ev to the run's last change when that is a removal
+// on the same medium, and reports whether it did. vLLM reports each block
+// its cache evicts as an event of its own (a one-hash BlockRemoved), before
+// the BlockStored of the blocks that took the room: merged, a step's
+// evictions cost the index one change, whose reverse-table reads it issues
+// together, rather than one change and one serial miss each. Removing
+// hashes in one event or in consecutive ones on one medium is the same to
+// the index (Remove applies them in order either way); the metrics still
+// count every event.
+func (run *applyRun) merge(ev *wire.Event) bool {
+	n := len(run.changes)
+	if n == 0 || len(run.hashes)+len(ev.BlockHashes) > mergeMax {
+		return false
 	}
-	return index.Change{Stored: index.Stored{Hashes: ev.BlockHashes,
-		Parent: ev.ParentHash, HasParent: ev.HasParent, Tokens: ev.TokenIDs, BlockSize: ev.BlockSize,
-		Identity: identityOf(src, ev), Medium: index.ParseMedium(ev.Medium), Extra: extraOf(ev)}}
+	last := &run.changes[n-1]
+	if !last.Removed || last.Medium != index.ParseMedium(ev.Medium) {
+		return false
+	}
+	if run.merged < 0 {
+		// The first merge into this change: its hashes move into the
+		// run's buffer (they are the batch's, which the buffer outlives).
+		run.merged = len(run.hashes)
+		run.hashes = append(run.hashes, last.Hashes...)
+	}
+	run.hashes = append(run.hashes, ev.BlockHashes...)
+	last.Hashes = run.hashes[run.merged:len(run.hashes):len(run.hashes)]
+	run.events[n-1]++
+	return true
+}
+
+// fill sets c to ev (a BlockStored or BlockRemoved) as the index takes it.
+func (s *IndexSink) fill(c *index.Change, src Source, ev *wire.Event) {
+	if ev.Kind == wire.KindBlockRemoved {
+		c.Removed, c.Hashes, c.Medium = true, ev.BlockHashes, index.ParseMedium(ev.Medium)
+		return
+	}
+	c.Hashes, c.Parent, c.HasParent, c.Tokens, c.BlockSize = ev.BlockHashes, ev.ParentHash, ev.HasParent, ev.TokenIDs, ev.BlockSize
+	c.Identity, c.Medium, c.Extra = identityOf(src, ev), index.ParseMedium(ev.Medium), extraOf(ev)
 }
 
 // flush applies run's events and counts each one's outcome as apply does.
 func (s *IndexSink) flush(src Source, run *applyRun) {
-	if run.n == 0 {
+	n := len(run.changes)
+	if n == 0 {
 		return
 	}
-	s.ix.Apply(src.Endpoint, src.DPRank, run.changes[:run.n], run.results[:run.n])
-	for i := range run.n {
-		ev, res := run.events[i], &run.results[i]
+	run.results = slices.Grow(run.results[:0], n)[:n]
+	s.ix.Apply(src.Endpoint, src.DPRank, run.changes, run.results)
+	for i := range n {
+		res, events := &run.results[i], float64(run.events[i])
+		kind := wire.KindBlockStored
+		if run.changes[i].Removed {
+			kind = wire.KindBlockRemoved
+		}
 		if res.Err != nil {
-			s.metrics.events.WithLabelValues(ev.Kind.String(), "rejected").Inc()
+			s.metrics.events.WithLabelValues(kind.String(), "rejected").Add(events)
 			s.drop(res.Err)
 			continue
 		}
 		// An unknown parent and removed hashes the index did not hold are
 		// counted by the index; skipped blocks are not, when the event's
 		// token and hash counts disagree.
-		if ev.Kind == wire.KindBlockStored && res.Stored.Skipped > 0 {
+		if kind == wire.KindBlockStored && res.Stored.Skipped > 0 {
 			s.metrics.unkeyed.Add(float64(res.Stored.Skipped))
 		}
-		s.metrics.applied[ev.Kind].Inc()
+		s.metrics.applied[kind].Add(events)
 	}
-	*run = applyRun{}
+	// Drop the references to the batch's arenas, which go back to their
+	// pool, and keep the buffers for the next run.
+	clear(run.changes)
+	clear(run.results)
+	run.changes, run.results, run.events, run.hashes = run.changes[:0], run.results[:0], run.events[:0], run.hashes[:0]
+	run.merged = -1
 }
 
 // ClearSource forgets what src's rank stored. Predictions for the endpoint

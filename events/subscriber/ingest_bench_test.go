@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/warmroute/warmroute/api"
+	"github.com/warmroute/warmroute/events/wire"
 	"github.com/warmroute/warmroute/index"
 	"github.com/warmroute/warmroute/internal/benchcpu"
 	"github.com/warmroute/warmroute/tokenizer/tokenizertest"
@@ -46,14 +49,31 @@ func ingestChains() int {
 	return 16384
 }
 
+// ingestShape is how a BenchmarkIngest message carries its blocks.
+type ingestShape int
+
+const (
+	// shapeSteady: a BlockStored, then one BlockRemoved of all the
+	// removed hashes.
+	shapeSteady ingestShape = iota
+	// shapeGrow: the BlockStored alone.
+	shapeGrow
+	// shapeVLLM: what vLLM 0.33 publishes for a step that evicted to make
+	// room: one BlockRemoved per evicted block (its block pool reports each
+	// eviction as a one-hash event), then the BlockStored, every event a
+	// msgpack map with vLLM's keys in its order (ingestVLLMEvents), not the
+	// legacy tagged array.
+	shapeVLLM
+)
+
 // ingestPayload is message c of the cycle, in vLLM's wire form (msgspec
 // array_like events after the tag, every integer in its smallest msgpack
 // form, as msgspec writes it): a BlockStored of chain c (16 blocks of 16
-// token ids, chained to the previous chain of the same endpoint) and a
-// BlockRemoved of the chain stored half a cycle earlier, so the index holds
-// a constant half of the chains: the steady state of an engine whose cache
-// is full.
-func ingestPayload(c, chains int) []byte {
+// token ids, chained to the previous chain of the same endpoint) and,
+// unless shape is shapeGrow, the removal of the chain stored half a cycle
+// earlier, so the index holds a constant half of the chains: the steady
+// state of an engine whose cache is full.
+func ingestPayload(c, chains int, shape ingestShape) []byte {
 	hashes := func(chain int) []uint64 {
 		hs := make([]uint64, ingestPerBatch)
 		for i := range hs {
@@ -66,13 +86,62 @@ func ingestPayload(c, chains int) []byte {
 	if prev, ok := ingestParent(c); ok {
 		parent = hashes(prev)[ingestPerBatch-1] // a conversation's next turn
 	}
-	events := []any{[]any{"BlockStored", hashes(c), parent, toks, ingestBS, nil, "GPU", nil, nil}}
-	if old := c - chains/2; old >= 0 {
-		events = append(events, []any{"BlockRemoved", hashes(old), "GPU"})
-	} else {
-		events = append(events, []any{"BlockRemoved", hashes(old + chains), "GPU"})
+	stored := []any{"BlockStored", hashes(c), parent, toks, ingestBS, nil, "GPU", nil, nil}
+	old := c - chains/2
+	if old < 0 {
+		old += chains
+	}
+	var events []any
+	switch shape {
+	case shapeSteady:
+		events = []any{stored, []any{"BlockRemoved", hashes(old), "GPU"}}
+	case shapeGrow:
+		events = []any{stored}
+	case shapeVLLM:
+		return marshalVLLM(hashes(c), parent, toks, hashes(old))
 	}
 	return marshalCompact([]any{1.7e9, events, 0})
+}
+
+// vllmStoredKeys and vllmRemovedKeys are the keys vLLM 0.33's event
+// classes write, in their order (TestIngestVLLMShape checks them against a
+// payload its own classes built).
+var (
+	vllmStoredKeys = []string{"type", "block_hashes", "parent_block_hash", "token_ids", "block_size",
+		"lora_id", "medium", "lora_name", "group_idx", "kv_cache_spec_kind"}
+	vllmRemovedKeys = []string{"type", "block_hashes", "medium", "group_idx"}
+)
+
+// marshalVLLM encodes a vLLM 0.33 batch: a one-hash BlockRemoved map per
+// removed hash, then the BlockStored map, integers in their smallest form.
+func marshalVLLM(stored []uint64, parent any, toks []uint32, removed []uint64) []byte {
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseCompactInts(true)
+	must := func(err error) {
+		if err != nil {
+			panic(err)
+		}
+	}
+	must(enc.EncodeArrayLen(3))
+	must(enc.EncodeFloat64(1.7e9))
+	must(enc.EncodeArrayLen(len(removed) + 1))
+	for _, h := range removed {
+		must(enc.EncodeMapLen(len(vllmRemovedKeys)))
+		for _, kv := range [][2]any{{"type", "BlockRemoved"}, {"block_hashes", []uint64{h}}, {"medium", "GPU"}, {"group_idx", 0}} {
+			must(enc.Encode(kv[0]))
+			must(enc.Encode(kv[1]))
+		}
+	}
+	must(enc.EncodeMapLen(len(vllmStoredKeys)))
+	for _, kv := range [][2]any{{"type", "BlockStored"}, {"block_hashes", stored}, {"parent_block_hash", parent},
+		{"token_ids", toks}, {"block_size", ingestBS}, {"lora_id", nil}, {"medium", "GPU"}, {"lora_name", nil},
+		{"group_idx", 0}, {"kv_cache_spec_kind", "full_attention"}} {
+		must(enc.Encode(kv[0]))
+		must(enc.Encode(kv[1]))
+	}
+	must(enc.EncodeInt(0))
+	return buf.Bytes()
 }
 
 // marshalCompact encodes v as msgspec does: integers in their smallest
@@ -151,7 +220,10 @@ func ingestKeys(chains int) [][]index.Key {
 // confirmations). Each message stores 16 blocks and removes 16, with half of
 // the cycle's chains resident, so after the first cycle (run before timing)
 // the index neither grows nor shrinks. It reports blocks stored per CPU-second (process CPU)
-// and allocations per block; /grow stores without removing (index growing);
+// and allocations per block; /vllm is /steady in the shape vLLM 0.33 sends
+// (map events, 16 one-hash BlockRemoved events before the BlockStored; see
+// shapeVLLM), the production path's message, and /vllm-confirm that shape
+// with /confirm's predictions; /grow stores without removing (index growing);
 // /confirm is /steady with every stored block predicted for its endpoint
 // beforehand (the router routed the prompt there), so each store confirms
 // 16 predictions: the predictions are made outside the timing, ingestConfirmAhead
@@ -160,10 +232,12 @@ func ingestKeys(chains int) [][]index.Key {
 // to confirm; /confirm minus /withdrawn is what confirming costs, apart from
 // what making the predictions leaves in the caches.
 func BenchmarkIngest(b *testing.B) {
-	b.Run("steady", func(b *testing.B) { benchIngest(b, true, predictNone) })
-	b.Run("grow", func(b *testing.B) { benchIngest(b, false, predictNone) })
-	b.Run("confirm", func(b *testing.B) { benchIngest(b, true, predictConfirm) })
-	b.Run("withdrawn", func(b *testing.B) { benchIngest(b, true, predictWithdrawn) })
+	b.Run("steady", func(b *testing.B) { benchIngest(b, shapeSteady, predictNone) })
+	b.Run("vllm", func(b *testing.B) { benchIngest(b, shapeVLLM, predictNone) })
+	b.Run("grow", func(b *testing.B) { benchIngest(b, shapeGrow, predictNone) })
+	b.Run("confirm", func(b *testing.B) { benchIngest(b, shapeSteady, predictConfirm) })
+	b.Run("vllm-confirm", func(b *testing.B) { benchIngest(b, shapeVLLM, predictConfirm) })
+	b.Run("withdrawn", func(b *testing.B) { benchIngest(b, shapeSteady, predictWithdrawn) })
 }
 
 // predictMode is what BenchmarkIngest predicts before each run of messages.
@@ -182,9 +256,9 @@ const (
 const ingestConfirmAhead = 512
 
 // newIngestRig builds BenchmarkIngest's subscriber and index for chains
-// chains (steady: each message also removes), and returns feed, which hands
-// message i (i < messages) to the subscriber as nats.go would.
-func newIngestRig(tb testing.TB, chains int, steady bool, messages int) (*index.Index, []string, func(i int)) {
+// chains of messages in shape, and returns feed, which hands message i
+// (i < messages) to the subscriber as nats.go would.
+func newIngestRig(tb testing.TB, chains int, shape ingestShape, messages int) (*index.Index, []string, func(i int)) {
 	eps := make([]string, ingestEndpoints)
 	for i := range eps {
 		eps[i] = fmt.Sprintf("10.9.0.%d:8000", i+1)
@@ -201,10 +275,7 @@ func newIngestRig(tb testing.TB, chains int, steady bool, messages int) (*index.
 	s.sink = NewIndexSink(ix, nil)
 	payloads := make([][]byte, chains)
 	for c := range payloads {
-		payloads[c] = ingestPayload(c, chains)
-		if !steady {
-			payloads[c] = ingestPayloadGrow(payloads[c])
-		}
+		payloads[c] = ingestPayload(c, chains, shape)
 	}
 	msgs := make([]nats.Msg, ingestEndpoints)
 	for i, ep := range eps {
@@ -240,14 +311,14 @@ func newIngestRig(tb testing.TB, chains int, steady bool, messages int) (*index.
 	return ix, eps, feed
 }
 
-func benchIngest(b *testing.B, steady bool, mode predictMode) {
+func benchIngest(b *testing.B, shape ingestShape, mode predictMode) {
 	confirm := mode != predictNone
 	chains := ingestChains()
 	warm := 0
-	if steady {
+	if shape != shapeGrow {
 		warm = chains // one cycle: the index and the pools reach their size
 	}
-	ix, eps, feed := newIngestRig(b, chains, steady, warm+b.N)
+	ix, eps, feed := newIngestRig(b, chains, shape, warm+b.N)
 	for i := range warm {
 		feed(i)
 	}
@@ -303,16 +374,6 @@ func benchIngest(b *testing.B, steady bool, mode predictMode) {
 	b.ReportMetric(float64(ingestPerBatch), "blocks/op")
 }
 
-// ingestPayloadGrow drops the BlockRemoved from a steady payload.
-func ingestPayloadGrow(p []byte) []byte {
-	var v []any
-	if err := msgpack.Unmarshal(p, &v); err != nil {
-		panic(err)
-	}
-	events := v[1].([]any)
-	return marshalCompact([]any{v[0], events[:1], v[2]})
-}
-
 // TestIngestSteadyAllocatesNothing pins the production path's allocation
 // count: once the index and the pools have their size, a message (decode,
 // header checks, metrics, 16 stores and 16 removals) allocates nothing.
@@ -321,16 +382,18 @@ func TestIngestSteadyAllocatesNothing(t *testing.T) {
 		t.Skip("sync.Pool drops items at random under the race detector")
 	}
 	const chains, runs = 512, 400
-	ix, _, feed := newIngestRig(t, chains, true, 2*chains+runs+1)
-	next := 0
-	for ; next < 2*chains; next++ {
-		feed(next)
-	}
-	if got := testing.AllocsPerRun(runs, func() { feed(next); next++ }); got != 0 {
-		t.Errorf("%v allocations per steady message, want 0", got)
-	}
-	if want := int64(next * ingestPerBatch); ix.Stats().StoredBlocks != want {
-		t.Errorf("stored %d blocks, want %d", ix.Stats().StoredBlocks, want)
+	for _, shape := range []ingestShape{shapeSteady, shapeVLLM} {
+		ix, _, feed := newIngestRig(t, chains, shape, 2*chains+runs+1)
+		next := 0
+		for ; next < 2*chains; next++ {
+			feed(next)
+		}
+		if got := testing.AllocsPerRun(runs, func() { feed(next); next++ }); got != 0 {
+			t.Errorf("shape %d: %v allocations per steady message, want 0", shape, got)
+		}
+		if want := int64(next * ingestPerBatch); ix.Stats().StoredBlocks != want {
+			t.Errorf("shape %d: stored %d blocks, want %d", shape, ix.Stats().StoredBlocks, want)
+		}
 	}
 }
 
@@ -340,4 +403,81 @@ func TestIngestSteadyAllocatesNothing(t *testing.T) {
 func benchShards() int {
 	n, _ := strconv.Atoi(os.Getenv("WARMROUTE_BENCH_SHARDS"))
 	return n
+}
+
+// TestIngestVLLMShape checks that /vllm's messages are what vLLM 0.33's own
+// event classes write: each kind's keys, in order, as in the checked-in
+// payload built with them (events/wire/testdata/engines), and that the
+// payload decodes into the blocks it names.
+func TestIngestVLLMShape(t *testing.T) {
+	real, err := os.ReadFile(filepath.Join("..", "wire", "testdata", "engines", "vllm_hybrid.msgpack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, ours := eventKeys(t, real), eventKeys(t, ingestPayload(20, 64, shapeVLLM))
+	for _, kind := range []string{"BlockStored", "BlockRemoved"} {
+		if !slices.Equal(engine[kind], ours[kind]) {
+			t.Errorf("%s keys: vLLM writes %q, the benchmark %q", kind, engine[kind], ours[kind])
+		}
+	}
+	var b wire.Batch
+	if err := wire.DecodeBatch(ingestPayload(20, 64, shapeVLLM), &b); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Events) != ingestPerBatch+1 {
+		t.Fatalf("%d events, want %d removals and a store", len(b.Events), ingestPerBatch)
+	}
+	for i, ev := range b.Events[:ingestPerBatch] {
+		if want := uint64(20+64/2)%64<<20 | uint64(i) | 1<<63; ev.Kind != wire.KindBlockRemoved || !slices.Equal(ev.BlockHashes, []uint64{want}) {
+			t.Errorf("event %d: %v %x, want the removal of %x", i, ev.Kind, ev.BlockHashes, want)
+		}
+	}
+	st := b.Events[ingestPerBatch]
+	if st.Kind != wire.KindBlockStored || len(st.BlockHashes) != ingestPerBatch || !slices.Equal(st.TokenIDs, ingestTokens(20)) ||
+		!st.HasParent || st.ParentHash != 12<<20|uint64(ingestPerBatch-1)|1<<63 {
+		t.Errorf("stored event: %v, %d hashes, parent %x (%v)", st.Kind, len(st.BlockHashes), st.ParentHash, st.HasParent)
+	}
+}
+
+// eventKeys returns, for each event type in a vLLM batch of map events, the
+// keys of its first event in order.
+func eventKeys(t *testing.T, payload []byte) map[string][]string {
+	t.Helper()
+	d := msgpack.NewDecoder(bytes.NewReader(payload))
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := d.DecodeArrayLen()
+	must(err)
+	if n != 3 {
+		t.Fatalf("batch of %d elements, want 3", n)
+	}
+	must(d.Skip())
+	events, err := d.DecodeArrayLen()
+	must(err)
+	out := map[string][]string{}
+	for range events {
+		fields, err := d.DecodeMapLen()
+		must(err)
+		var keys []string
+		kind := ""
+		for range fields {
+			k, err := d.DecodeString()
+			must(err)
+			keys = append(keys, k)
+			if k == "type" {
+				kind, err = d.DecodeString()
+				must(err)
+				continue
+			}
+			must(d.Skip())
+		}
+		if _, seen := out[kind]; !seen {
+			out[kind] = keys
+		}
+	}
+	return out
 }
