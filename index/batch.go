@@ -173,8 +173,11 @@ func (t *keyTable[S]) prefetch(k Key) {
 		return
 	}
 	i := uint64(k) & p.mask
-	prefetch.Line(unsafe.Pointer(&p.slots[i]))
-	prefetch.Line(unsafe.Pointer(&p.slots[(i+1)&p.mask]))
+	a, b := unsafe.Pointer(&p.slots[i]), unsafe.Pointer(&p.slots[(i+1)&p.mask])
+	prefetch.Line(a)
+	if prefetch.OtherLine(a, b) { // every other 32-byte slot shares its line with the next
+		prefetch.Line(b)
+	}
 }
 
 // prefetchRun prefetches the slots after slot i that deleting it reads:

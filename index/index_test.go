@@ -277,7 +277,7 @@ func TestOptionsValidate(t *testing.T) {
 
 func TestParseMedium(t *testing.T) {
 	tests := map[string]Medium{"": MediumGPU, "GPU": MediumGPU, "cpu": MediumCPU, "STORAGE": MediumStorage, "lmcache-remote": MediumOther,
-		"CPU_PINNED": MediumCPU, "DISK": MediumStorage, "EXTERNAL": MediumStorage}
+		"CPU_PINNED": MediumCPU, "DISK": MediumStorage, "EXTERNAL": MediumStorage, "CPU": MediumCPU, "gpu": MediumGPU, "Gpu": MediumGPU}
 	for in, want := range tests {
 		t.Run(in, func(t *testing.T) {
 			if got := ParseMedium(in); got != want {

@@ -21,6 +21,14 @@ const (
 // SGLang names its tiers GPU, CPU_PINNED (host memory), DISK and EXTERNAL
 // (a shared remote pool, read back like storage).
 func ParseMedium(s string) Medium {
+	// The names engines send, as they send them, without ToUpper's scan:
+	// ingestion parses one per event.
+	switch s {
+	case "", "GPU":
+		return MediumGPU
+	case "CPU", "CPU_PINNED":
+		return MediumCPU
+	}
 	switch strings.ToUpper(s) {
 	case "", "GPU", "CUDA", "HBM":
 		return MediumGPU

@@ -62,8 +62,11 @@ func (t *revTable) prefetchAll(hashes []uint64) {
 		p := t.part(h)
 		if len(p.slots) != 0 {
 			i := p.home(h)
-			prefetch.Line(unsafe.Pointer(&p.slots[i]))
-			prefetch.Line(unsafe.Pointer(&p.slots[(i+1)&p.mask()]))
+			a, b := unsafe.Pointer(&p.slots[i]), unsafe.Pointer(&p.slots[(i+1)&p.mask()])
+			prefetch.Line(a)
+			if prefetch.OtherLine(a, b) { // three slots in four share their line with the next
+				prefetch.Line(b)
+			}
 		}
 	}
 }

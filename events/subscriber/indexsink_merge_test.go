@@ -1,7 +1,6 @@
 package subscriber_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/warmroute/warmroute/events/eventstest"
@@ -88,29 +87,5 @@ func TestIndexSinkMergedRemovalRejected(t *testing.T) {
 	subscriber.NewIndexSink(ix, m).ApplyBatch(src, batchOf(evs...))
 	if got := eventstest.CounterValue(t, reg, "warmroute_events_sink_events_total", "result", "rejected"); got != 5 {
 		t.Errorf("rejected events = %v, want 5", got)
-	}
-}
-
-func BenchmarkIndexSinkEvictions(b *testing.B) {
-	for _, blocks := range []int{16, 512} {
-		b.Run(fmt.Sprintf("blocks=%d", blocks), func(b *testing.B) {
-			ix, err := index.New(index.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			s := subscriber.NewIndexSink(ix, nil)
-			src := subscriber.Source{Model: testModel, Endpoint: sinkEndpoint}
-			// Store the blocks, then evict them one event each, as vLLM
-			// reports evictions, so the index keeps its size.
-			st := stored16(1, 0, false, 0, blocks)
-			evs := []wire.Event{st}
-			for _, h := range st.BlockHashes {
-				evs = append(evs, removedOn(h, ""))
-			}
-			batch := batchOf(evs...)
-			for b.Loop() {
-				s.ApplyBatch(src, batch)
-			}
-		})
 	}
 }

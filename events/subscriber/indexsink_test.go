@@ -168,23 +168,37 @@ func lookup(t testing.TB, ix *index.Index, id index.Identity, blocks int) index.
 	return ix.Lookup(keys, []string{sinkEndpoint}, nil)[0]
 }
 
+// BenchmarkIndexSinkApply stores blocks and removes the same blocks in each
+// batch, so every iteration does the full work of both on an index of steady
+// size: in one removal event, or (/evictions) in one one-hash event per
+// block, as vLLM reports evictions.
 func BenchmarkIndexSinkApply(b *testing.B) {
-	for _, blocks := range []int{1, 16, 128} {
-		b.Run(benchName("blocks", blocks), func(b *testing.B) {
-			ix, err := index.New(index.Options{})
-			if err != nil {
-				b.Fatal(err)
+	for _, evictions := range []bool{false, true} {
+		for _, blocks := range []int{1, 16, 128} {
+			name := benchName("blocks", blocks)
+			if evictions {
+				name = "evictions/" + name
 			}
-			s := subscriber.NewIndexSink(ix, nil)
-			src := subscriber.Source{Model: testModel, Endpoint: sinkEndpoint}
-			// Store then remove the same blocks, so every iteration does the
-			// full work of both on an index of steady size.
-			st := stored16(1, 0, false, 0, blocks)
-			batch := batchOf(st, wire.Event{Kind: wire.KindBlockRemoved, BlockHashes: st.BlockHashes})
-			for b.Loop() {
-				s.ApplyBatch(src, batch)
-			}
-		})
+			b.Run(name, func(b *testing.B) {
+				ix, err := index.New(index.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				s := subscriber.NewIndexSink(ix, nil)
+				src := subscriber.Source{Model: testModel, Endpoint: sinkEndpoint}
+				st := stored16(1, 0, false, 0, blocks)
+				batch := batchOf(st, wire.Event{Kind: wire.KindBlockRemoved, BlockHashes: st.BlockHashes})
+				if evictions {
+					batch = batchOf(st)
+					for _, h := range st.BlockHashes {
+						batch.Events = append(batch.Events, removedOn(h, ""))
+					}
+				}
+				for b.Loop() {
+					s.ApplyBatch(src, batch)
+				}
+			})
+		}
 	}
 }
 

@@ -199,9 +199,11 @@ func decodeEventMap(r *reader, b *Batch, ev *Event) error {
 	}
 	sawType := false
 	for range n {
-		key, err := r.readStr()
-		if err != nil {
-			return fmt.Errorf("event key: %w", err)
+		key, ok := r.fixStr()
+		if !ok {
+			if key, err = r.readStrSlow(); err != nil {
+				return fmt.Errorf("event key: %w", err)
+			}
 		}
 		if string(key) == "type" {
 			tag, err := r.readStr()

@@ -108,7 +108,21 @@ func (r *reader) readNil() bool {
 
 // readArrayLen reads an array header. Each element takes at least one byte,
 // so a length above the remaining input is rejected before any allocation.
+// A fixarray (up to 15 elements: a one-hash removal's block_hashes, an event)
+// is read inline; every other case, and every error, is readArrayLenSlow's.
 func (r *reader) readArrayLen() (int, error) {
+	if r.off < len(r.b) {
+		if c := r.b[r.off]; c >= 0x90 && c <= 0x9f {
+			if n := int(c & 0x0f); n <= len(r.b)-r.off-1 {
+				r.off++
+				return n, nil
+			}
+		}
+	}
+	return r.readArrayLenSlow()
+}
+
+func (r *reader) readArrayLenSlow() (int, error) {
 	c, err := r.peek()
 	if err != nil {
 		return 0, err
@@ -129,8 +143,21 @@ func (r *reader) readArrayLen() (int, error) {
 	return r.checkLen(n, 1)
 }
 
-// readMapLen reads a map header; each pair takes at least two bytes.
+// readMapLen reads a map header; each pair takes at least two bytes. A
+// fixmap (an event's) is read inline, everything else by readMapLenSlow.
 func (r *reader) readMapLen() (int, error) {
+	if r.off < len(r.b) {
+		if c := r.b[r.off]; c >= 0x80 && c <= 0x8f {
+			if n := int(c & 0x0f); 2*n <= len(r.b)-r.off-1 {
+				r.off++
+				return n, nil
+			}
+		}
+	}
+	return r.readMapLenSlow()
+}
+
+func (r *reader) readMapLenSlow() (int, error) {
 	c, err := r.peek()
 	if err != nil {
 		return 0, err
@@ -169,8 +196,34 @@ func (r *reader) isMap() bool {
 	return err == nil && (c >= 0x80 && c <= 0x8f || c == mpMap16 || c == mpMap32)
 }
 
-// readStr returns a string's bytes as a sub-slice of the input (no copy).
+// readStr returns a string's bytes as a sub-slice of the input (no copy). A
+// fixstr (up to 31 bytes: every key, tag and medium an engine writes) is read
+// inline, everything else by readStrSlow; FuzzReaderFastPaths checks that
+// both read any input alike.
 func (r *reader) readStr() ([]byte, error) {
+	if s, ok := r.fixStr(); ok {
+		return s, nil
+	}
+	return r.readStrSlow()
+}
+
+// fixStr reads a fixstr; ok is false, and nothing is consumed, for any other
+// form or a string cut short. Small enough to inline, so the event decoder
+// reads keys and tags with it directly.
+func (r *reader) fixStr() (s []byte, ok bool) {
+	off := r.off
+	if off < len(r.b) {
+		c := r.b[off]
+		end := off + 1 + int(c&0x1f)
+		if c>>5 == 0xa0>>5 && end <= len(r.b) {
+			r.off = end
+			return r.b[off+1 : end], true
+		}
+	}
+	return nil, false
+}
+
+func (r *reader) readStrSlow() ([]byte, error) {
 	c, err := r.peek()
 	if err != nil {
 		return nil, err
@@ -227,8 +280,19 @@ func (r *reader) readInt() (int64, error) {
 }
 
 // readInteger reads any msgpack integer as its 64-bit pattern; neg reports a
-// negative value (whose pattern is then the two's complement int64).
+// negative value (whose pattern is then the two's complement int64). A
+// positive fixint (a group index, a block size) is read inline.
 func (r *reader) readInteger() (u uint64, neg bool, err error) {
+	if r.off < len(r.b) {
+		if c := r.b[r.off]; c <= 0x7f {
+			r.off++
+			return uint64(c), false, nil
+		}
+	}
+	return r.readIntegerSlow()
+}
+
+func (r *reader) readIntegerSlow() (u uint64, neg bool, err error) {
 	c, err := r.peek()
 	if err != nil {
 		return 0, false, err

@@ -109,3 +109,26 @@ func BenchmarkBatch(b *testing.B) {
 		}
 	}
 }
+
+func TestOtherLine(t *testing.T) {
+	var buf [4 * LineSize]byte
+	base := unsafe.Pointer(&buf[0])
+	at := func(off uintptr) unsafe.Pointer { return unsafe.Add(base, off) }
+	start := (LineSize - uintptr(base)%LineSize) % LineSize // the first line boundary in buf
+	tests := []struct {
+		a, b uintptr
+		want bool
+	}{
+		{start, start, false},
+		{start, start + LineSize - 1, false},
+		{start + LineSize - 1, start + LineSize, true},
+		{start + 16, start + 32, false},
+		{start + 48, start + 64, true},
+		{start + LineSize, start, true},
+	}
+	for _, tt := range tests {
+		if got := OtherLine(at(tt.a), at(tt.b)); got != tt.want {
+			t.Errorf("OtherLine(+%d, +%d) = %v, want %v", tt.a-start, tt.b-start, got, tt.want)
+		}
+	}
+}
