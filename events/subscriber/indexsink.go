@@ -105,11 +105,18 @@ var runPool = sync.Pool{New: func() any { return &applyRun{merged: -1} }}
 // count every event.
 func (run *applyRun) merge(ev *wire.Event) bool {
 	n := len(run.changes)
-	if n == 0 || len(run.hashes)+len(ev.BlockHashes) > mergeMax {
+	if n == 0 {
 		return false
 	}
 	last := &run.changes[n-1]
 	if !last.Removed || last.Medium != index.ParseMedium(ev.Medium) {
+		return false
+	}
+	add := len(ev.BlockHashes)
+	if run.merged < 0 {
+		add += len(last.Hashes)
+	}
+	if len(run.hashes)+add > mergeMax {
 		return false
 	}
 	if run.merged < 0 {

@@ -44,6 +44,8 @@ func TestIndexSinkMergesRemovals(t *testing.T) {
 		{"a multi-hash removal among one-hash ones", []wire.Event{gpu, removedOn(8, ""),
 			{Kind: wire.KindBlockRemoved, BlockHashes: []uint64{7, 6}}, removedOn(5, "")}},
 		{"a step of evictions then its store", append(append([]wire.Event{long}, longGone...), stored16(1010, 1009, true, 160, 3))},
+		{"a removal longer than the merge buffer, then one-hash ones", []wire.Event{long,
+			{Kind: wire.KindBlockRemoved, BlockHashes: long.BlockHashes[12:4900]}, removedOn(1011, ""), removedOn(1010, ""), removedOn(1004, "")}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
