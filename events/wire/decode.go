@@ -150,6 +150,9 @@ func decodeEvent(r *reader, b *Batch) error {
 	var err error
 	switch {
 	case r.isMap():
+		if decodeRemovedFast(r, b, ev) {
+			return nil
+		}
 		err = decodeEventMap(r, b, ev)
 	case r.isArray():
 		err = decodeEventArray(r, b, ev)
