@@ -86,19 +86,16 @@ func ingestPayload(c, chains int, shape ingestShape) []byte {
 	if prev, ok := ingestParent(c); ok {
 		parent = hashes(prev)[ingestPerBatch-1] // a conversation's next turn
 	}
-	stored := []any{"BlockStored", hashes(c), parent, toks, ingestBS, nil, "GPU", nil, nil}
 	old := c - chains/2
 	if old < 0 {
 		old += chains
 	}
-	var events []any
-	switch shape {
-	case shapeSteady:
-		events = []any{stored, []any{"BlockRemoved", hashes(old), "GPU"}}
-	case shapeGrow:
-		events = []any{stored}
-	case shapeVLLM:
+	if shape == shapeVLLM {
 		return marshalVLLM(hashes(c), parent, toks, hashes(old))
+	}
+	events := []any{[]any{"BlockStored", hashes(c), parent, toks, ingestBS, nil, "GPU", nil, nil}}
+	if shape == shapeSteady {
+		events = append(events, []any{"BlockRemoved", hashes(old), "GPU"})
 	}
 	return marshalCompact([]any{1.7e9, events, 0})
 }

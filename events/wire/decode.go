@@ -202,11 +202,9 @@ func decodeEventMap(r *reader, b *Batch, ev *Event) error {
 	}
 	sawType := false
 	for range n {
-		key, ok := r.fixStr()
-		if !ok {
-			if key, err = r.readStrSlow(); err != nil {
-				return fmt.Errorf("event key: %w", err)
-			}
+		key, err := r.readStr()
+		if err != nil {
+			return fmt.Errorf("event key: %w", err)
 		}
 		if string(key) == "type" {
 			tag, err := r.readStr()

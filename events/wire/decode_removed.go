@@ -1,7 +1,5 @@
 package wire
 
-import "encoding/binary"
-
 // decodeRemovedFast reads, when the input at r holds one, a one-hash
 // BlockRemoved map in the layout vLLM's encoder writes: {"type":
 // "BlockRemoved", "block_hashes": [h], "medium": s or nil[, "group_idx":
@@ -77,9 +75,9 @@ func hasAt(p []byte, off int, s string) bool {
 }
 
 // uintAt reads the unsigned msgpack integer at p[off] (a positive fixint or
-// uint 8/16/32/64) and its length in bytes; n is 0 for anything else or an
-// integer cut short.
-func uintAt(p []byte, off int) (v uint64, n int) {
+// uint 8/16/32/64) and its length in bytes, which is 0 for anything else or
+// an integer cut short.
+func uintAt(p []byte, off int) (uint64, int) {
 	if off >= len(p) {
 		return 0, 0
 	}
@@ -94,16 +92,5 @@ func uintAt(p []byte, off int) (v uint64, n int) {
 	if len(p)-off-1 < w {
 		return 0, 0
 	}
-	q := p[off+1:]
-	switch w {
-	case 1:
-		v = uint64(q[0])
-	case 2:
-		v = uint64(binary.BigEndian.Uint16(q))
-	case 4:
-		v = uint64(binary.BigEndian.Uint32(q))
-	default:
-		v = binary.BigEndian.Uint64(q)
-	}
-	return v, 1 + w
+	return beUint(p[off+1:], w), 1 + w
 }

@@ -85,15 +85,20 @@ func (r *reader) uintN(n int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return beUint(s, n), nil
+}
+
+// beUint is s's first n bytes (1, 2, 4 or 8) as a big-endian integer.
+func beUint(s []byte, n int) uint64 {
 	switch n {
 	case 1:
-		return uint64(s[0]), nil
+		return uint64(s[0])
 	case 2:
-		return uint64(binary.BigEndian.Uint16(s)), nil
+		return uint64(binary.BigEndian.Uint16(s))
 	case 4:
-		return uint64(binary.BigEndian.Uint32(s)), nil
+		return uint64(binary.BigEndian.Uint32(s))
 	default:
-		return binary.BigEndian.Uint64(s), nil
+		return binary.BigEndian.Uint64(s)
 	}
 }
 
@@ -208,8 +213,7 @@ func (r *reader) readStr() ([]byte, error) {
 }
 
 // fixStr reads a fixstr; ok is false, and nothing is consumed, for any other
-// form or a string cut short. Small enough to inline, so the event decoder
-// reads keys and tags with it directly.
+// form or a string cut short. Small enough to inline into readStr.
 func (r *reader) fixStr() (s []byte, ok bool) {
 	off := r.off
 	if off < len(r.b) {
