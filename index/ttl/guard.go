@@ -7,9 +7,12 @@ import (
 	"time"
 )
 
-// guardRefresh is how long one freshness verdict is reused on the hot path,
-// so TTL and Trust ask the event subscriber at most ten times a second per
-// endpoint rather than once per request.
+// guardRefresh is how long a healthy freshness verdict is reused on the hot
+// path, so TTL and Trust ask the event subscriber at most ten times a second
+// per healthy endpoint rather than once per request. A paused verdict is
+// judged again on every call, so speculation resumes with the first request
+// after the stream is fresh again (a router that has just started resumes
+// as soon as its relays' first heartbeats arrive, not up to a refresh later).
 const guardRefresh = 100 * time.Millisecond
 
 // Pause reasons, for the admin report and logs.
@@ -143,7 +146,8 @@ func (g *guard) routed(endpoint string, at time.Time) {
 }
 
 // paused reports whether speculation is paused for endpoint at now,
-// re-judging at most every guardRefresh.
+// re-judging a healthy endpoint at most every guardRefresh and a paused one
+// every time.
 func (g *guard) paused(endpoint string, now time.Time) bool {
 	if g.src == nil {
 		return false
@@ -152,8 +156,8 @@ func (g *guard) paused(endpoint string, now time.Time) bool {
 	if st == nil { // beyond the bound: judge every time, export nothing
 		return g.verdict(endpoint, nil, now) != ""
 	}
-	if c := st.checked.Load(); c != 0 && now.UnixNano()-c < int64(guardRefresh) {
-		return st.paused.Load()
+	if c := st.checked.Load(); c != 0 && now.UnixNano()-c < int64(guardRefresh) && !st.paused.Load() {
+		return false
 	}
 	return g.judge(endpoint, st, now)
 }
@@ -161,7 +165,9 @@ func (g *guard) paused(endpoint string, now time.Time) bool {
 func (g *guard) judge(endpoint string, st *guardState, now time.Time) bool {
 	reason := g.verdict(endpoint, st, now)
 	st.checked.Store(now.UnixNano())
-	st.reason.Store(&reason)
+	if old := st.reason.Load(); old == nil || *old != reason {
+		st.setReason(reason)
+	}
 	paused := reason != ""
 	if st.paused.Swap(paused) != paused {
 		g.m.paused.WithLabelValues(endpoint).Set(b2f(paused))
@@ -173,6 +179,11 @@ func (g *guard) judge(endpoint string, st *guardState, now time.Time) bool {
 	}
 	return paused
 }
+
+// setReason stores a new verdict's reason. It is apart from judge, which
+// calls it only when the reason changes, so that re-judging a paused
+// endpoint on every request allocates nothing.
+func (st *guardState) setReason(reason string) { st.reason.Store(&reason) }
 
 func (g *guard) state(endpoint string) *guardState {
 	if v, ok := g.states.Load(endpoint); ok {

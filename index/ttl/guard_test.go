@@ -64,10 +64,9 @@ func TestGuardPausesAndResumes(t *testing.T) {
 			if p, reason := h.guard.status("e"); p != paused || reason != tt.reason {
 				t.Fatalf("status %v %q, want %v %q", p, reason, paused, tt.reason)
 			}
-			// Recovery: once events flow again the endpoint resumes after
-			// the verdict's refresh period.
+			// Recovery: once events flow again the endpoint resumes at
+			// the next call, without waiting for the verdict's refresh.
 			src.set("e", healthy(h.clk.Now()))
-			h.clk.Advance(guardRefresh)
 			if got := h.TTL("e", "m"); got != DefaultStatic {
 				t.Fatalf("after recovery TTL %v, want %v", got, DefaultStatic)
 			}
@@ -93,6 +92,35 @@ func TestGuardVerdictIsReusedWithinRefresh(t *testing.T) {
 	h.clk.Advance(time.Nanosecond)
 	if h.TTL("e", "m") != 0 {
 		t.Fatal("disconnect not seen after the refresh period")
+	}
+}
+
+// TestGuardPausedVerdictIsJudgedEveryCall: a paused endpoint resumes at the
+// first call after its stream is fresh (a router just started hears its
+// relays' first heartbeats after its first verdict, "unknown"), and
+// re-judging it while it stays paused allocates nothing.
+func TestGuardPausedVerdictIsJudgedEveryCall(t *testing.T) {
+	src := &freshness{}
+	h := newHarness(t, Config{}, func(o *Options) { o.Freshness = src })
+	if h.Trust("e", "m") != 0 {
+		t.Fatal("unknown endpoint trusted")
+	}
+	if p, reason := h.guard.status("e"); !p || reason != reasonUnknown {
+		t.Fatalf("status %v %q, want paused %q", p, reason, reasonUnknown)
+	}
+	src.set("e", Freshness{SilenceLimit: testSilenceLimit, Connected: true}) // known, never heard
+	if allocs := testing.AllocsPerRun(100, func() { h.TTL("e", "m") }); allocs != 0 {
+		t.Errorf("re-judging a paused endpoint allocates %v times", allocs)
+	}
+	if p, reason := h.guard.status("e"); !p || reason != reasonStale {
+		t.Fatalf("status %v %q, want paused %q", p, reason, reasonStale)
+	}
+	src.set("e", Freshness{SilenceLimit: testSilenceLimit, LastHeartbeat: h.clk.Now(), Connected: true})
+	if got := h.Trust("e", "m"); got != 1 {
+		t.Fatalf("trust %v at the first call after the heartbeat, want 1", got)
+	}
+	if p, reason := h.guard.status("e"); p || reason != "" {
+		t.Fatalf("status %v %q after the heartbeat, want healthy", p, reason)
 	}
 }
 
