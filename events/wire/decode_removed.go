@@ -1,5 +1,12 @@
 package wire
 
+import "encoding/binary"
+
+// removedHead is what follows the map header of every one-hash BlockRemoved
+// decodeRemovedFast takes: the type and the block_hashes key with its
+// one-element array header.
+const removedHead = "\xa4type\xacBlockRemoved\xacblock_hashes\x91"
+
 // decodeRemovedFast reads, when the input at r holds one, a one-hash
 // BlockRemoved map in the layout vLLM's encoder writes: {"type":
 // "BlockRemoved", "block_hashes": [h], "medium": s or nil[, "group_idx":
@@ -12,32 +19,46 @@ package wire
 // decoders read any input alike.
 func decodeRemovedFast(r *reader, b *Batch, ev *Event) bool {
 	const (
-		head     = "\xa4type\xacBlockRemoved\xacblock_hashes\x91"
 		medium   = "\xa6medium"
 		groupIdx = "\xa9group_idx"
+		// The shortest such map: its header, removedHead, a one-byte
+		// hash, the medium key and a nil.
+		shortest = 1 + len(removedHead) + 1 + len(medium) + 1
 	)
 	p, off := r.b, r.off
-	if off >= len(p) || (p[off] != 0x83 && p[off] != 0x84) {
+	if off < 0 || len(p)-off < shortest {
 		return false
 	}
-	pairs := int(p[off] & 0x0f)
-	off++
-	if !hasAt(p, off, head) {
+	// The header and removedHead are compared a word at a time: the
+	// compiler turns each comparison with an eight-byte literal into one
+	// load and compare, where comparing the whole head called memequal
+	// and spilled the registers around the call (the chunks spell
+	// removedHead; TestRemovedHeadChunks checks that they do).
+	q := (*[1 + len(removedHead)]byte)(p[off : off+1+len(removedHead)])
+	if c := q[0]; c != 0x83 && c != 0x84 {
 		return false
 	}
-	off += len(head)
-	h, n := uintAt(p, off)
-	if n == 0 {
+	if string(q[1:9]) != "\xa4type\xacBl" || string(q[9:17]) != "ockRemov" ||
+		string(q[17:25]) != "ed\xacblock" || string(q[25:33]) != "_hashes\x91" {
 		return false
 	}
-	off += n
-	if !hasAt(p, off, medium) {
+	pairs := int(q[0] & 0x0f)
+	off += len(q)
+	var h uint64
+	if p[off] == mpUint64 && len(p)-off >= 9+len(medium)+1 {
+		// vLLM's hashes are 64-bit, so nearly all take the widest form.
+		h, off = binary.BigEndian.Uint64(p[off+1:off+9]), off+9
+	} else {
+		var n int
+		if h, n = uintAt(p, off); n == 0 {
+			return false
+		}
+		off += n
+	}
+	if len(p)-off < len(medium)+1 || string(p[off:off+len(medium)]) != medium {
 		return false
 	}
 	off += len(medium)
-	if off >= len(p) {
-		return false
-	}
 	m := ""
 	switch c := p[off]; {
 	case c == mpNil:

@@ -50,6 +50,14 @@ func TestRemovedFastTakesVLLMShape(t *testing.T) {
 	}
 }
 
+// TestRemovedHeadChunks: the word-sized literals decodeRemovedFast compares
+// spell removedHead.
+func TestRemovedHeadChunks(t *testing.T) {
+	if got := "\xa4type\xacBl" + "ockRemov" + "ed\xacblock" + "_hashes\x91"; got != removedHead {
+		t.Fatalf("chunks spell %q, want %q", got, removedHead)
+	}
+}
+
 // FuzzRemovedFast checks that whatever decodeRemovedFast takes,
 // decodeEventMap reads to the same event, arena and position, and that
 // what it does not take it leaves untouched.
