@@ -53,7 +53,7 @@ func (s *IndexSink) ApplyBatch(src Source, b *wire.Batch) {
 			continue
 		}
 		if s.skipGroup(src, ev) {
-			s.metrics.events.WithLabelValues(ev.Kind.String(), "sparse_group").Inc()
+			s.metrics.events.WithLabelValues(ev.Kind.String(), "sparse_group").Add(float64(1 + ev.Folded))
 			continue
 		}
 		if ev.Kind == wire.KindBlockRemoved && run.merge(ev) {
@@ -64,7 +64,7 @@ func (s *IndexSink) ApplyBatch(src Source, b *wire.Batch) {
 		}
 		run.changes = append(run.changes, index.Change{})
 		s.fill(&run.changes[len(run.changes)-1], src, ev)
-		run.events = append(run.events, 1)
+		run.events = append(run.events, int32(1+ev.Folded))
 		run.merged = -1
 	}
 	s.flush(src, run)
@@ -83,7 +83,8 @@ const (
 type applyRun struct {
 	changes []index.Change
 	results []index.ChangeResult
-	// events is how many of the batch's events each change stands for.
+	// events is how many of the engine's events each change stands for
+	// (a folded removal, wire.Event.Folded, stands for several).
 	events []int32
 	// hashes holds merged removals' hashes; merged is where the last
 	// change's hashes start in it, or -1 when the last change was not
@@ -127,7 +128,7 @@ func (run *applyRun) merge(ev *wire.Event) bool {
 	}
 	run.hashes = append(run.hashes, ev.BlockHashes...)
 	last.Hashes = run.hashes[run.merged:len(run.hashes):len(run.hashes)]
-	run.events[n-1]++
+	run.events[n-1] += int32(1 + ev.Folded)
 	return true
 }
 

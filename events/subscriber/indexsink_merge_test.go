@@ -91,3 +91,58 @@ func TestIndexSinkMergedRemovalRejected(t *testing.T) {
 		t.Errorf("rejected events = %v, want 5", got)
 	}
 }
+
+// TestIndexSinkFoldedRemovals: vLLM messages decoded as the subscriber
+// decodes them (wire.Batch.FoldRemovals: a run of one-hash removals is one
+// event) leave the index holding exactly what the same messages decoded
+// event by event do, every chain prefix looked up, with the same index
+// counters and the same per-event metrics.
+func TestIndexSinkFoldedRemovals(t *testing.T) {
+	src := subscriber.Source{Model: testModel, Endpoint: sinkEndpoint}
+	chain := stored16(1, 0, false, 0, 8) // hashes 1..8 over tokens 0..127
+	other := stored16(500, 0, false, 5000, 2)
+	messages := [][]byte{
+		subscriber.MarshalVLLM(chain.BlockHashes, nil, chain.TokenIDs, nil),
+		// A step evicting the chain's tail (and a hash it never held), then storing another chain.
+		subscriber.MarshalVLLM(other.BlockHashes, nil, other.TokenIDs, []uint64{8, 7, 99, 6}),
+		// Another step evicting one more block.
+		subscriber.MarshalVLLM([]uint64{502}, uint64(501), other.TokenIDs[:16], []uint64{5}),
+	}
+	folded, fm, freg := indexWithMetrics(t, index.Options{MaxBytes: 1 << 30})
+	plain, pm, preg := indexWithMetrics(t, index.Options{MaxBytes: 1 << 30})
+	fsink, psink := subscriber.NewIndexSink(folded, fm), subscriber.NewIndexSink(plain, pm)
+	fb := wire.Batch{FoldRemovals: true}
+	var pb wire.Batch
+	for i, msg := range messages {
+		if err := wire.DecodeBatch(msg, &fb); err != nil {
+			t.Fatal(err)
+		}
+		if err := wire.DecodeBatch(msg, &pb); err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 && (len(fb.Events) != 2 || fb.Events[0].Folded != 3 || len(pb.Events) != 5) {
+			t.Fatalf("message %d decoded to %d events (first folded %d) and %d unfolded, want 2 (3) and 5", i, len(fb.Events), fb.Events[0].Folded, len(pb.Events))
+		}
+		fsink.ApplyBatch(src, &fb)
+		psink.ApplyBatch(src, &pb)
+	}
+	for blocks := 1; blocks <= 8; blocks++ {
+		got, want := lookup(t, folded, index.Identity{Model: testModel}, blocks), lookup(t, plain, index.Identity{Model: testModel}, blocks)
+		if got.Blocks() != want.Blocks() || got.Weighted != want.Weighted {
+			t.Fatalf("first %d blocks: folded holds %+v, unfolded %+v", blocks, got, want)
+		}
+	}
+	if got := lookup(t, folded, index.Identity{Model: testModel}, 8).Blocks(); got != 4 {
+		t.Errorf("the chain matches %d blocks after evicting its last four, want 4", got)
+	}
+	gs, ws := folded.Stats(), plain.Stats()
+	if gs.StoredBlocks != ws.StoredBlocks || gs.RemovedBlocks != ws.RemovedBlocks || gs.UnknownRemoved != ws.UnknownRemoved || gs.Keys != ws.Keys || gs.Entries != ws.Entries {
+		t.Errorf("stats: folded %+v, unfolded %+v", gs, ws)
+	}
+	for kind, want := range map[string]float64{"BlockStored": 3, "BlockRemoved": 5} {
+		got := eventstest.CounterValue(t, freg, "warmroute_events_sink_events_total", "kind", kind)
+		if plainGot := eventstest.CounterValue(t, preg, "warmroute_events_sink_events_total", "kind", kind); got != want || plainGot != want {
+			t.Errorf("%s events counted: folded %v, unfolded %v, want %v", kind, got, plainGot, want)
+		}
+	}
+}

@@ -18,7 +18,9 @@ type Source struct {
 //
 // The subscriber calls a Sink from a single goroutine, in order per Source,
 // and expects each call to return quickly (no I/O). b and its slices are only
-// valid during the call.
+// valid during the call. b is decoded with wire.Batch.FoldRemovals: a run of
+// vLLM's one-hash BlockRemoved events arrives as one event whose Folded
+// counts the further engine events it stands for.
 type Sink interface {
 	// ApplyBatch applies one engine batch, in sequence order.
 	ApplyBatch(src Source, b *wire.Batch)

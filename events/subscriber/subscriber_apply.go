@@ -176,7 +176,11 @@ func (s *Subscriber) applyBatch(src Source, st *streamState, in inbound, seq uin
 // message, and decoding allocates nothing once they have grown to the
 // usual message size. A pool rather than a Subscriber field, because the
 // start-up replay and the live loop both decode.
-var batchPool = sync.Pool{New: func() any { return new(wire.Batch) }}
+//
+// Its batches fold runs of vLLM's one-hash BlockRemoved events into one
+// event (wire.Batch.FoldRemovals): the sink removes hashes in order either
+// way, and counts every engine event the folded one stands for.
+var batchPool = sync.Pool{New: func() any { return &wire.Batch{FoldRemovals: true} }}
 
 // maxPooledBatchBytes bounds what a pooled batch keeps (4 MiB): one huge
 // message (a long prompt stored in one step) does not pin its arenas.

@@ -134,6 +134,9 @@ func decodeEvents(r *reader, b *Batch) error {
 		return fmt.Errorf("events: %w", err)
 	}
 	for i := range n {
+		if b.foldable && b.FoldRemovals && foldRemoved(r, b) {
+			continue
+		}
 		if err := decodeEvent(r, b); err != nil {
 			return fmt.Errorf("event %d: %w", i, err)
 		}
@@ -147,10 +150,12 @@ func decodeEvent(r *reader, b *Batch) error {
 	mark := b.mark()
 	b.Events = append(b.Events, Event{})
 	ev := &b.Events[len(b.Events)-1]
+	b.foldable = false
 	var err error
 	switch {
 	case r.isMap():
 		if decodeRemovedFast(r, b, ev) {
+			b.foldable = true
 			return nil
 		}
 		err = decodeEventMap(r, b, ev)

@@ -18,6 +18,40 @@ const removedHead = "\xa4type\xacBlockRemoved\xacblock_hashes\x91"
 // lookup and a field dispatch per key. FuzzRemovedFast checks that both
 // decoders read any input alike.
 func decodeRemovedFast(r *reader, b *Batch, ev *Event) bool {
+	h, m, group, end, ok := matchRemoved(r.b, r.off)
+	if !ok {
+		return false
+	}
+	r.off = end
+	start := len(b.hashes)
+	b.hashes = append(b.hashes, h)
+	ev.Kind, ev.BlockHashes, ev.Medium, ev.GroupIdx = KindBlockRemoved, b.hashes[start:len(b.hashes):len(b.hashes)], m, group
+	return true
+}
+
+// foldRemoved appends the one-hash BlockRemoved at r to the batch's last
+// event, which decodeRemovedFast read (b.foldable), when the layout, medium
+// and group match, and reports whether it did; otherwise it consumes and
+// changes nothing. The last event's hashes end the arena, so the new hash
+// extends them in place.
+func foldRemoved(r *reader, b *Batch) bool {
+	h, m, group, end, ok := matchRemoved(r.b, r.off)
+	last := &b.Events[len(b.Events)-1]
+	if !ok || m != last.Medium || group != last.GroupIdx {
+		return false
+	}
+	r.off = end
+	b.hashes = append(b.hashes, h)
+	n := len(b.hashes)
+	last.BlockHashes = b.hashes[n-len(last.BlockHashes)-1 : n : n]
+	last.Folded++
+	return true
+}
+
+// matchRemoved reads the one-hash BlockRemoved map at p[off:] in vLLM's
+// layout (see decodeRemovedFast): its hash, medium, group and where it
+// ends; ok is false for any other bytes.
+func matchRemoved(p []byte, off int) (h uint64, m string, group, end int, ok bool) {
 	const (
 		medium   = "\xa6medium"
 		groupIdx = "\xa9group_idx"
@@ -25,9 +59,8 @@ func decodeRemovedFast(r *reader, b *Batch, ev *Event) bool {
 		// hash, the medium key and a nil.
 		shortest = 1 + len(removedHead) + 1 + len(medium) + 1
 	)
-	p, off := r.b, r.off
 	if off < 0 || len(p)-off < shortest {
-		return false
+		return 0, "", 0, 0, false
 	}
 	// The header and removedHead are compared a word at a time: the
 	// compiler turns each comparison with an eight-byte literal into one
@@ -36,63 +69,53 @@ func decodeRemovedFast(r *reader, b *Batch, ev *Event) bool {
 	// removedHead; TestRemovedHeadChunks checks that they do).
 	q := (*[1 + len(removedHead)]byte)(p[off : off+1+len(removedHead)])
 	if c := q[0]; c != 0x83 && c != 0x84 {
-		return false
+		return 0, "", 0, 0, false
 	}
 	if string(q[1:9]) != "\xa4type\xacBl" || string(q[9:17]) != "ockRemov" ||
 		string(q[17:25]) != "ed\xacblock" || string(q[25:33]) != "_hashes\x91" {
-		return false
+		return 0, "", 0, 0, false
 	}
 	pairs := int(q[0] & 0x0f)
 	off += len(q)
-	var h uint64
 	if p[off] == mpUint64 && len(p)-off >= 9+len(medium)+1 {
 		// vLLM's hashes are 64-bit, so nearly all take the widest form.
 		h, off = binary.BigEndian.Uint64(p[off+1:off+9]), off+9
 	} else {
 		var n int
 		if h, n = uintAt(p, off); n == 0 {
-			return false
+			return 0, "", 0, 0, false
 		}
 		off += n
 	}
 	if len(p)-off < len(medium)+1 || string(p[off:off+len(medium)]) != medium {
-		return false
+		return 0, "", 0, 0, false
 	}
 	off += len(medium)
-	m := ""
 	switch c := p[off]; {
 	case c == mpNil:
 		off++
 	case c>>5 == 0xa0>>5:
-		end := off + 1 + int(c&0x1f)
-		if end > len(p) {
-			return false
+		e := off + 1 + int(c&0x1f)
+		if e > len(p) {
+			return 0, "", 0, 0, false
 		}
-		m, off = internMedium(p[off+1:end]), end
+		m, off = internMedium(p[off+1:e]), e
 	default:
-		return false
+		return 0, "", 0, 0, false
 	}
-	group := 0
 	if pairs == 4 {
-		if !hasAt(p, off, groupIdx) {
-			return false
+		// Two literal comparisons, as for the head: one of all ten
+		// bytes calls memequal.
+		if len(p)-off < len(groupIdx) || string(p[off:off+8]) != "\xa9group_i" || string(p[off+8:off+10]) != "dx" {
+			return 0, "", 0, 0, false
 		}
 		off += len(groupIdx)
 		if off >= len(p) || p[off] > 0x7f {
-			return false
+			return 0, "", 0, 0, false
 		}
 		group, off = int(p[off]), off+1
 	}
-	r.off = off
-	start := len(b.hashes)
-	b.hashes = append(b.hashes, h)
-	ev.Kind, ev.BlockHashes, ev.Medium, ev.GroupIdx = KindBlockRemoved, b.hashes[start:len(b.hashes):len(b.hashes)], m, group
-	return true
-}
-
-// hasAt reports whether p holds s at off.
-func hasAt(p []byte, off int, s string) bool {
-	return off <= len(p) && len(p)-off >= len(s) && string(p[off:off+len(s)]) == s
+	return h, m, group, off, true
 }
 
 // uintAt reads the unsigned msgpack integer at p[off] (a positive fixint or

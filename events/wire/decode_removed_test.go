@@ -56,6 +56,9 @@ func TestRemovedHeadChunks(t *testing.T) {
 	if got := "\xa4type\xacBl" + "ockRemov" + "ed\xacblock" + "_hashes\x91"; got != removedHead {
 		t.Fatalf("chunks spell %q, want %q", got, removedHead)
 	}
+	if got, want := "\xa9group_i"+"dx", string(pack("group_idx")); got != want {
+		t.Fatalf("group_idx chunks spell %q, want %q", got, want)
+	}
 }
 
 // FuzzRemovedFast checks that whatever decodeRemovedFast takes,

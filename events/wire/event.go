@@ -40,6 +40,18 @@ type Batch struct {
 	HasDPRank bool
 	// Skipped counts events with an unknown tag that were left out.
 	Skipped int
+	// FoldRemovals, set by the caller and kept across decodes, reads a run
+	// of consecutive one-hash BlockRemoved events as one Event: vLLM
+	// reports each block its cache evicts as an event of its own, and a
+	// consumer that removes hashes in order (the index does) need not pay
+	// for an Event, a dispatch and a change per hash. The events folded
+	// into one are those decodeRemovedFast reads (vLLM's layout), on one
+	// medium and group, one after another; Event.Folded counts them.
+	FoldRemovals bool
+	// foldable reports that the last event was read by decodeRemovedFast,
+	// so its hashes end the hashes arena and the next such event may fold
+	// into it.
+	foldable bool
 
 	hashes []uint64 // arena for Events[i].BlockHashes
 	tokens []uint32 // arena for Events[i].TokenIDs
@@ -58,7 +70,7 @@ func (b *Batch) Blocks() int {
 }
 
 func (b *Batch) reset() {
-	b.TS, b.DPRank, b.HasDPRank, b.Skipped = 0, 0, false, 0
+	b.TS, b.DPRank, b.HasDPRank, b.Skipped, b.foldable = 0, 0, false, 0, false
 	b.Events = b.Events[:0]
 	b.hashes = b.hashes[:0]
 	b.tokens = b.tokens[:0]
@@ -114,4 +126,8 @@ type Event struct {
 	// it that its hash also covers (EAGLE block-drop hashing); nil when the
 	// engine does not hash ahead.
 	Lookahead [][]uint32
+	// Folded is how many further engine events this BlockRemoved stands
+	// for (Batch.FoldRemovals): their hashes follow its own in
+	// BlockHashes, in the engine's order. 0 for an event read alone.
+	Folded int
 }
