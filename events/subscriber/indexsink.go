@@ -53,7 +53,7 @@ func (s *IndexSink) ApplyBatch(src Source, b *wire.Batch) {
 			continue
 		}
 		if s.skipGroup(src, ev) {
-			s.metrics.events.WithLabelValues(ev.Kind.String(), "sparse_group").Add(float64(1 + ev.Folded))
+			s.metrics.events.WithLabelValues(ev.Kind.String(), "sparse_group").Add(float64(ev.EngineEvents()))
 			continue
 		}
 		if ev.Kind == wire.KindBlockRemoved && run.merge(ev) {
@@ -64,7 +64,7 @@ func (s *IndexSink) ApplyBatch(src Source, b *wire.Batch) {
 		}
 		run.changes = append(run.changes, index.Change{})
 		s.fill(&run.changes[len(run.changes)-1], src, ev)
-		run.events = append(run.events, int32(1+ev.Folded))
+		run.events = append(run.events, int32(ev.EngineEvents()))
 		run.merged = -1
 	}
 	s.flush(src, run)
@@ -128,7 +128,7 @@ func (run *applyRun) merge(ev *wire.Event) bool {
 	}
 	run.hashes = append(run.hashes, ev.BlockHashes...)
 	last.Hashes = run.hashes[run.merged:len(run.hashes):len(run.hashes)]
-	run.events[n-1] += int32(1 + ev.Folded)
+	run.events[n-1] += int32(ev.EngineEvents())
 	return true
 }
 

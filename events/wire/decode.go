@@ -134,7 +134,7 @@ func decodeEvents(r *reader, b *Batch) error {
 		return fmt.Errorf("events: %w", err)
 	}
 	for i := range n {
-		if b.foldable && b.FoldRemovals && foldRemoved(r, b) {
+		if b.foldable && foldRemoved(r, b) {
 			continue
 		}
 		if err := decodeEvent(r, b); err != nil {
@@ -155,7 +155,7 @@ func decodeEvent(r *reader, b *Batch) error {
 	switch {
 	case r.isMap():
 		if decodeRemovedFast(r, b, ev) {
-			b.foldable = true
+			b.foldable = b.FoldRemovals
 			return nil
 		}
 		err = decodeEventMap(r, b, ev)

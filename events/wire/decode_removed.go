@@ -18,14 +18,14 @@ const removedHead = "\xa4type\xacBlockRemoved\xacblock_hashes\x91"
 // lookup and a field dispatch per key. FuzzRemovedFast checks that both
 // decoders read any input alike.
 func decodeRemovedFast(r *reader, b *Batch, ev *Event) bool {
-	h, m, group, end, ok := matchRemoved(r.b, r.off)
-	if !ok {
+	rm, end := matchRemoved(r.b, r.off)
+	if end == 0 {
 		return false
 	}
 	r.off = end
 	start := len(b.hashes)
-	b.hashes = append(b.hashes, h)
-	ev.Kind, ev.BlockHashes, ev.Medium, ev.GroupIdx = KindBlockRemoved, b.hashes[start:len(b.hashes):len(b.hashes)], m, group
+	b.hashes = append(b.hashes, rm.hash)
+	ev.Kind, ev.BlockHashes, ev.Medium, ev.GroupIdx = KindBlockRemoved, b.hashes[start:len(b.hashes):len(b.hashes)], rm.medium, rm.group
 	return true
 }
 
@@ -35,32 +35,41 @@ func decodeRemovedFast(r *reader, b *Batch, ev *Event) bool {
 // changes nothing. The last event's hashes end the arena, so the new hash
 // extends them in place.
 func foldRemoved(r *reader, b *Batch) bool {
-	h, m, group, end, ok := matchRemoved(r.b, r.off)
+	rm, end := matchRemoved(r.b, r.off)
 	last := &b.Events[len(b.Events)-1]
-	if !ok || m != last.Medium || group != last.GroupIdx {
+	if end == 0 || rm.medium != last.Medium || rm.group != last.GroupIdx {
 		return false
 	}
 	r.off = end
-	b.hashes = append(b.hashes, h)
+	b.hashes = append(b.hashes, rm.hash)
 	n := len(b.hashes)
 	last.BlockHashes = b.hashes[n-len(last.BlockHashes)-1 : n : n]
 	last.Folded++
 	return true
 }
 
+// removedEvent is what a one-hash BlockRemoved in vLLM's layout carries.
+type removedEvent struct {
+	hash   uint64
+	medium string
+	group  int
+}
+
+// Keys of the BlockRemoved fields after block_hashes, as vLLM writes them.
+const (
+	removedMediumKey = "\xa6medium"
+	removedGroupKey  = "\xa9group_idx"
+)
+
 // matchRemoved reads the one-hash BlockRemoved map at p[off:] in vLLM's
-// layout (see decodeRemovedFast): its hash, medium, group and where it
-// ends; ok is false for any other bytes.
-func matchRemoved(p []byte, off int) (h uint64, m string, group, end int, ok bool) {
-	const (
-		medium   = "\xa6medium"
-		groupIdx = "\xa9group_idx"
-		// The shortest such map: its header, removedHead, a one-byte
-		// hash, the medium key and a nil.
-		shortest = 1 + len(removedHead) + 1 + len(medium) + 1
-	)
+// layout (see decodeRemovedFast) and returns it with where it ends; end is
+// 0 for any other bytes (a map that matches ends well past 0).
+func matchRemoved(p []byte, off int) (rm removedEvent, end int) {
+	// The shortest such map: its header, removedHead, a one-byte hash, the
+	// medium key and a nil.
+	const shortest = 1 + len(removedHead) + 1 + len(removedMediumKey) + 1
 	if off < 0 || len(p)-off < shortest {
-		return 0, "", 0, 0, false
+		return removedEvent{}, 0
 	}
 	// The header and removedHead are compared a word at a time: the
 	// compiler turns each comparison with an eight-byte literal into one
@@ -69,53 +78,60 @@ func matchRemoved(p []byte, off int) (h uint64, m string, group, end int, ok boo
 	// removedHead; TestRemovedHeadChunks checks that they do).
 	q := (*[1 + len(removedHead)]byte)(p[off : off+1+len(removedHead)])
 	if c := q[0]; c != 0x83 && c != 0x84 {
-		return 0, "", 0, 0, false
+		return removedEvent{}, 0
 	}
 	if string(q[1:9]) != "\xa4type\xacBl" || string(q[9:17]) != "ockRemov" ||
 		string(q[17:25]) != "ed\xacblock" || string(q[25:33]) != "_hashes\x91" {
-		return 0, "", 0, 0, false
+		return removedEvent{}, 0
 	}
-	pairs := int(q[0] & 0x0f)
 	off += len(q)
-	if p[off] == mpUint64 && len(p)-off >= 9+len(medium)+1 {
+	if p[off] == mpUint64 && len(p)-off >= 9+len(removedMediumKey)+1 {
 		// vLLM's hashes are 64-bit, so nearly all take the widest form.
-		h, off = binary.BigEndian.Uint64(p[off+1:off+9]), off+9
+		rm.hash, off = binary.BigEndian.Uint64(p[off+1:off+9]), off+9
 	} else {
 		var n int
-		if h, n = uintAt(p, off); n == 0 {
-			return 0, "", 0, 0, false
+		if rm.hash, n = uintAt(p, off); n == 0 {
+			return removedEvent{}, 0
 		}
 		off += n
 	}
-	if len(p)-off < len(medium)+1 || string(p[off:off+len(medium)]) != medium {
-		return 0, "", 0, 0, false
+	return rm, rm.readTail(p, off, q[0] == 0x84)
+}
+
+// readTail reads the medium and, when withGroup, the group that follow the
+// hash at p[off:] into rm, and returns where they end; 0 when the bytes
+// are not that layout.
+func (rm *removedEvent) readTail(p []byte, off int, withGroup bool) int {
+	if len(p)-off < len(removedMediumKey)+1 || string(p[off:off+len(removedMediumKey)]) != removedMediumKey {
+		return 0
 	}
-	off += len(medium)
+	off += len(removedMediumKey)
 	switch c := p[off]; {
 	case c == mpNil:
 		off++
 	case c>>5 == 0xa0>>5:
 		e := off + 1 + int(c&0x1f)
 		if e > len(p) {
-			return 0, "", 0, 0, false
+			return 0
 		}
-		m, off = internMedium(p[off+1:e]), e
+		rm.medium, off = internMedium(p[off+1:e]), e
 	default:
-		return 0, "", 0, 0, false
+		return 0
 	}
-	if pairs == 4 {
-		// Two literal comparisons, as for the head: one of all ten
-		// bytes calls memequal.
-		if len(p)-off < len(groupIdx) || string(p[off:off+8]) != "\xa9group_i" || string(p[off+8:off+10]) != "dx" {
-			return 0, "", 0, 0, false
-		}
-		off += len(groupIdx)
-		if off >= len(p) || p[off] > 0x7f {
-			return 0, "", 0, 0, false
-		}
-		group, off = int(p[off]), off+1
+	if !withGroup {
+		return off
 	}
-	return h, m, group, off, true
+	// Two literal comparisons, as for the head: one of all ten bytes calls
+	// memequal.
+	if len(p)-off < len(removedGroupKey)+1 || string(p[off:off+8]) != "\xa9group_i" || string(p[off+8:off+10]) != "dx" {
+		return 0
+	}
+	off += len(removedGroupKey)
+	if p[off] > 0x7f {
+		return 0
+	}
+	rm.group = int(p[off])
+	return off + 1
 }
 
 // uintAt reads the unsigned msgpack integer at p[off] (a positive fixint or

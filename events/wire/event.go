@@ -48,9 +48,9 @@ type Batch struct {
 	// into one are those decodeRemovedFast reads (vLLM's layout), on one
 	// medium and group, one after another; Event.Folded counts them.
 	FoldRemovals bool
-	// foldable reports that the last event was read by decodeRemovedFast,
-	// so its hashes end the hashes arena and the next such event may fold
-	// into it.
+	// foldable reports, with FoldRemovals set, that the last event was
+	// read by decodeRemovedFast, so its hashes end the hashes arena and the
+	// next such event may fold into it.
 	foldable bool
 
 	hashes []uint64 // arena for Events[i].BlockHashes
@@ -131,3 +131,7 @@ type Event struct {
 	// BlockHashes, in the engine's order. 0 for an event read alone.
 	Folded int
 }
+
+// EngineEvents is how many of the engine's events ev stands for: 1, or
+// more for a folded removal.
+func (ev *Event) EngineEvents() int { return 1 + ev.Folded }
