@@ -154,8 +154,12 @@ func decodeEvent(r *reader, b *Batch) error {
 	var err error
 	switch {
 	case r.isMap():
-		if decodeRemovedFast(r, b, ev) {
+		if at := r.off; decodeRemovedFast(r, b, ev) {
 			b.foldable = b.FoldRemovals
+			b.foldAt, b.foldLen = at, 0
+			if r.off-at > removedTailAt && r.b[at+removedHashAt] == mpUint64 {
+				b.foldLen = r.off - at
+			}
 			return nil
 		}
 		err = decodeEventMap(r, b, ev)

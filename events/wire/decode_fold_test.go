@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -16,6 +17,10 @@ func removed(h uint64, medium any, group int) obj {
 	return ev
 }
 
+// w sets a hash's top bit, so that msgpack writes it in the uint64 form, as
+// vLLM's hashes nearly always are.
+const w = uint64(1) << 63
+
 func foldPayloads() map[string][]byte {
 	stored := obj{"type", "BlockStored", "block_hashes", arr{uint64(9)}, "parent_block_hash", nil,
 		"token_ids", arr{1, 2}, "block_size", 2, "lora_id", nil, "medium", "GPU"}
@@ -26,6 +31,11 @@ func foldPayloads() map[string][]byte {
 			removed(5, nil, 0), removed(6, nil, 0), removed(7, "GPU", 1), stored, removed(8, "GPU", 1),
 			obj{"type", "BlockRemoved", "block_hashes", arr{10, 11}, "medium", "GPU"}, removed(12, "GPU", -1),
 			obj{"type", "AllBlocksCleared"}, removed(13, "GPU", -1), obj{"type", "Unknown"}, removed(14, "GPU", -1),
+		}, 0}),
+		"wide hashes": pack(arr{1.0, arr{
+			removed(w|1, "GPU", 0), removed(w|2, "GPU", 0), removed(w|3, "GPU", 1), removed(w|4, "CPU", 1),
+			removed(w|5, "CPU", 1), removed(w|6, "CPU_PINNED", 1), removed(w|7, "CPU_PINNED", 1),
+			removed(w|8, nil, -1), removed(w|9, nil, -1), removed(5, nil, -1), removed(w|10, nil, -1), stored,
 		}, 0}),
 		"other key order is not folded": pack(arr{1.0, arr{removed(1, "GPU", -1),
 			obj{"block_hashes", arr{2}, "type", "BlockRemoved", "medium", "GPU"}, removed(3, "GPU", -1)}, 0}),
@@ -57,6 +67,14 @@ func TestFoldRemovals(t *testing.T) {
 			{KindAllBlocksCleared, nil, "", 0, 0},
 			{KindBlockRemoved, []uint64{13}, "GPU", 0, 0}, // an unknown event between: not folded
 			{KindBlockRemoved, []uint64{14}, "GPU", 0, 0},
+		},
+		"wide hashes": {
+			{KindBlockRemoved, []uint64{w | 1, w | 2}, "GPU", 0, 1},
+			{KindBlockRemoved, []uint64{w | 3}, "GPU", 1, 0}, // only the group's byte differs
+			{KindBlockRemoved, []uint64{w | 4, w | 5}, "CPU", 1, 1},
+			{KindBlockRemoved, []uint64{w | 6, w | 7}, "CPU_PINNED", 1, 1},
+			{KindBlockRemoved, []uint64{w | 8, w | 9, 5, w | 10}, "", 0, 3}, // a short hash in the run
+			{KindBlockStored, []uint64{9}, "GPU", 0, 0},
 		},
 		"other key order is not folded": {
 			{KindBlockRemoved, []uint64{1}, "GPU", 0, 0}, {KindBlockRemoved, []uint64{2}, "GPU", 0, 0},
@@ -134,4 +152,36 @@ func FuzzFoldRemovals(f *testing.F) {
 			t.Fatalf("%x: folded and expanded\n%+v\nwithout folding\n%+v", payload, u, plain.Events)
 		}
 	})
+}
+
+// TestSameRemoved: an event folds by comparison with the run's first one
+// only when every byte but the hash's eight is the same.
+func TestSameRemoved(t *testing.T) {
+	event := func(h uint64, medium any, group int) []byte { return pack(removed(h, medium, group)) }
+	tmpl := event(w|1, "GPU", 0)
+	tests := []struct {
+		name string
+		p    []byte
+		want bool
+	}{
+		{"another hash", event(w|2, "GPU", 0), true},
+		{"all hash bytes differ", event(^uint64(0), "GPU", 0), true},
+		{"another group", event(w|2, "GPU", 1), false},
+		{"another medium", event(w|2, "CPU", 0), false},
+		{"no group", event(w|2, "GPU", -1), false},
+		{"a short hash", event(2, "GPU", 0), false},
+		{"cut short", event(w|2, "GPU", 0)[:len(tmpl)-1], false},
+		{"another key", []byte(strings.Replace(string(event(w|2, "GPU", 0)), "medium", "mediun", 1)), false},
+		{"another type", []byte(strings.Replace(string(event(w|2, "GPU", 0)), "Removed", "Removes", 1)), false},
+	}
+	for _, tt := range tests {
+		// The template first, the event after it, as in a message.
+		p := append(append([]byte{}, tmpl...), tt.p...)
+		if got := sameRemoved(p, len(tmpl), 0, len(tmpl)); got != tt.want {
+			t.Errorf("%s: sameRemoved = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if sameRemoved(tmpl, -1, 0, len(tmpl)) || sameRemoved(tmpl, 0, 0, removedTailAt) {
+		t.Error("sameRemoved accepted a negative offset or a template too short to hold a medium")
+	}
 }

@@ -52,6 +52,11 @@ type Batch struct {
 	// read by decodeRemovedFast, so its hashes end the hashes arena and the
 	// next such event may fold into it.
 	foldable bool
+	// foldAt and foldLen are where, in the payload being decoded, the
+	// event that made the batch foldable starts and how long it is, when
+	// its hash took msgpack's uint64 form (foldLen is 0 otherwise): the
+	// template foldRemoved compares the next events with.
+	foldAt, foldLen int
 
 	hashes []uint64 // arena for Events[i].BlockHashes
 	tokens []uint32 // arena for Events[i].TokenIDs
