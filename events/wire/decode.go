@@ -154,12 +154,7 @@ func decodeEvent(r *reader, b *Batch) error {
 	var err error
 	switch {
 	case r.isMap():
-		if at := r.off; decodeRemovedFast(r, b, ev) {
-			b.foldable = b.FoldRemovals
-			b.foldAt, b.foldLen = at, 0
-			if r.off-at > removedTailAt && r.b[at+removedHashAt] == mpUint64 {
-				b.foldLen = r.off - at
-			}
+		if decodeRemovedFast(r, b, ev) {
 			return nil
 		}
 		err = decodeEventMap(r, b, ev)

@@ -17,8 +17,13 @@ const removedHead = "\xa4type\xacBlockRemoved\xacblock_hashes\x91"
 // message's events: here one comparison of their fixed bytes replaces a key
 // lookup and a field dispatch per key. FuzzRemovedFast checks that both
 // decoders read any input alike.
+//
+// With FoldRemovals it also makes the batch foldable, keeping the event as
+// the template foldRemoved compares the next ones with when its hash took
+// the uint64 form.
 func decodeRemovedFast(r *reader, b *Batch, ev *Event) bool {
-	rm, end := matchRemoved(r.b, r.off)
+	at := r.off
+	rm, end := matchRemoved(r.b, at)
 	if end == 0 {
 		return false
 	}
@@ -26,6 +31,12 @@ func decodeRemovedFast(r *reader, b *Batch, ev *Event) bool {
 	start := len(b.hashes)
 	b.hashes = append(b.hashes, rm.hash)
 	ev.Kind, ev.BlockHashes, ev.Medium, ev.GroupIdx = KindBlockRemoved, b.hashes[start:len(b.hashes):len(b.hashes)], rm.medium, rm.group
+	if b.FoldRemovals {
+		b.foldable, b.foldAt, b.foldLen = true, at, 0
+		if r.b[at+removedHashAt] == mpUint64 { // matched, so a whole uint64
+			b.foldLen = end - at
+		}
+	}
 	return true
 }
 
